@@ -1,0 +1,29 @@
+// What a layer costs, for the simulator's roofline model: arithmetic work and
+// memory traffic of its forward and backward passes at a given batch size,
+// and how many kernels each pass launches (a fixed overhead on GPUs).
+#pragma once
+
+namespace distlab::nn {
+
+struct LayerCost {
+  double forward_flops = 0;
+  double backward_flops = 0;
+  double forward_bytes = 0;   // bytes read and written by the forward pass
+  double backward_bytes = 0;  // likewise, backward (input and weight gradients)
+  int forward_kernels = 0;
+  int backward_kernels = 0;
+
+  LayerCost& operator+=(const LayerCost& o) {
+    forward_flops += o.forward_flops;
+    backward_flops += o.backward_flops;
+    forward_bytes += o.forward_bytes;
+    backward_bytes += o.backward_bytes;
+    forward_kernels += o.forward_kernels;
+    backward_kernels += o.backward_kernels;
+    return *this;
+  }
+};
+
+inline constexpr double kFloatBytes = 4.0;
+
+}  // namespace distlab::nn

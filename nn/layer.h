@@ -1,0 +1,83 @@
+// A layer is a forward and a backward function over row-major batches
+// (llm.c style), plus the bookkeeping a distributed runtime needs: the
+// parameter blocks it owns in the model's flat buffers and its cost.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/cost.h"
+#include "nn/parameters.h"
+#include "nn/random.h"
+#include "nn/tensor.h"
+
+namespace distlab::nn {
+
+enum class Phase { kTrain, kInfer };
+
+// What a forward pass needs besides its input. `step` seeds per-step
+// randomness (dropout masks), so that a resumed run draws the same masks.
+struct ForwardContext {
+  Phase phase = Phase::kInfer;
+  uint64_t step = 0;
+};
+
+class Layer {
+ public:
+  Layer(std::string name, Shape input, Shape output);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  virtual std::string kind() const = 0;
+  Shape input_shape() const { return input_; }
+  Shape output_shape() const { return output_; }
+
+  // Adds this layer's blocks to the model's layouts (trainable, state) and
+  // keeps a copy of each block it added, offsets included.
+  virtual void declare(ParameterLayout& /*trainable*/, ParameterLayout& /*state*/) {}
+  // Points the layer at the allocated buffers; called once, after declare.
+  virtual void bind(const ParameterBuffers& buffers) { buffers_ = buffers; }
+  // Seeds the layer's own randomness (dropout); weights are initialised by
+  // the model from the layout, so layers need not know initialisers.
+  virtual void seed(uint64_t /*seed*/) {}
+
+  // y = f(x). x is (N, input size), y becomes (N, output size).
+  virtual void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) = 0;
+  // Given the forward's x, y and dL/dy: adds dL/dparams into the gradient
+  // buffer (+=) and, when dx is not null, writes dL/dx. Layers may keep
+  // what the last forward computed (masks, argmax, statistics) for this.
+  virtual void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) = 0;
+
+  virtual LayerCost cost(int batch) const = 0;
+
+  // Visits this layer and, for composites, every layer inside it.
+  virtual void for_each(const std::function<void(const Layer&)>& visit) const { visit(*this); }
+
+ protected:
+  // Views of one of this layer's blocks in the bound buffers.
+  MatrixMap param(const ParamBlock& b) const { return view(buffers_.params, b); }
+  MatrixMap grad(const ParamBlock& b) const { return view(buffers_.grads, b); }
+  MatrixMap state(const ParamBlock& b) const { return view(buffers_.state, b); }
+
+ private:
+  static MatrixMap view(float* base, const ParamBlock& b) {
+    return MatrixMap(base + b.offset, b.rows, b.cols);
+  }
+
+  std::string name_;
+  Shape input_;
+  Shape output_;
+  ParameterBuffers buffers_;
+};
+
+using LayerPtr = std::unique_ptr<Layer>;
+
+// Forward cost of an element-wise layer touching `values` inputs and outputs.
+LayerCost elementwise_cost(int64_t values, double flops_per_value, int kernels = 1);
+
+}  // namespace distlab::nn

@@ -1,0 +1,54 @@
+// The parameter layout of a model. Every trainable tensor is a block of one
+// contiguous float buffer, gradients use a second buffer with the same
+// layout, and non-trainable state (BatchNorm running statistics) a third:
+// strategies send, average and apply whole spans, never layer by layer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nn/regularizer.h"
+#include "nn/tensor.h"
+
+namespace distlab::nn {
+
+// How a block is initialised (Keras defaults for the kind of tensor).
+enum class Init { kGlorotUniform, kZeros, kOnes, kEmbeddingUniform };
+
+struct ParamBlock {
+  std::string name;         // "dense_1/kernel"
+  int64_t offset = 0;       // in floats, into its buffer
+  int rows = 0;
+  int cols = 0;
+  Init init = Init::kZeros;
+  Regularizer regularizer;  // trainable blocks only
+  int fan_in = 0;           // for Glorot: inputs and outputs of one unit
+  int fan_out = 0;
+
+  int64_t size() const { return int64_t{rows} * cols; }
+};
+
+class ParameterLayout {
+ public:
+  // Appends a block and returns its index. Blocks are aligned to 16 floats
+  // (64 bytes) so that every view starts on a cache line.
+  int add(ParamBlock block);
+  const ParamBlock& block(int index) const { return blocks_[index]; }
+  const std::vector<ParamBlock>& blocks() const { return blocks_; }
+  int64_t size() const { return size_; }
+
+ private:
+  std::vector<ParamBlock> blocks_;
+  int64_t size_ = 0;
+};
+
+// The three buffers a layer reads and writes, bound once after allocation.
+struct ParameterBuffers {
+  float* params = nullptr;  // trainable values
+  float* grads = nullptr;   // their gradients, same layout
+  float* state = nullptr;   // non-trainable values (own layout)
+};
+
+}  // namespace distlab::nn

@@ -1,0 +1,76 @@
+#include "common/config_node.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/error.h"
+
+using distlab::ConfigError;
+using distlab::ConfigNode;
+
+namespace {
+
+// Runs `f` and returns the ConfigError message it throws ("" if none).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kDoc =
+    "name: demo\n"
+    "layers:\n"
+    "  - dense: {units: 10}\n"
+    "  - dense: {unitz: 3}\n"
+    "rate: 0.5\n";
+
+}  // namespace
+
+TEST_CASE("A config node reads checked values with their key paths") {
+  const auto root = ConfigNode::load_string(kDoc, "demo.yaml");
+  CHECK(root.at("name").as_string() == "demo");
+  CHECK(root.at("rate").as_double(0, 1) == 0.5);
+  const auto first = root.at("layers")[0];
+  CHECK(first.single_key() == "dense");
+  CHECK(first.at("dense").at("units").as_int(1, 100) == 10);
+  CHECK(first.at("dense").at("units").key() == "layers[0].dense.units");
+  CHECK(first.at("dense").at("units").line() == 3);
+  CHECK(root.get_int("missing", 7, 0, 10) == 7);
+}
+
+TEST_CASE("Config errors name the file, the line and the key") {
+  const auto root = ConfigNode::load_string(kDoc, "demo.yaml");
+
+  SECTION("an unknown key suggests the closest allowed one") {
+    const auto msg = error_of([&] { root.at("layers")[1].at("dense").allow_only({"units"}); });
+    CHECK(msg == "demo.yaml:4: layers[1].dense.unitz: unknown key (did you mean 'units'?)");
+  }
+  SECTION("a value out of range gives the range") {
+    const auto msg = error_of([&] { root.at("rate").as_double(0, 0.25); });
+    CHECK(msg == "demo.yaml:5: rate: must be between 0 and 0.25, got 0.5");
+  }
+  SECTION("a missing key points at its parent") {
+    const auto msg = error_of([&] { root.at("layers")[1].at("dense").at("units"); });
+    CHECK(msg == "demo.yaml:4: layers[1].dense: missing required key 'units'");
+  }
+  SECTION("a wrong type says what was found") {
+    const auto msg = error_of([&] { root.at("name").as_int(0, 10); });
+    CHECK(msg == "demo.yaml:1: name: expected an integer, got 'demo'");
+  }
+  SECTION("an unknown choice lists or guesses") {
+    const auto msg = error_of([&] { root.at("name").as_choice({"demo1", "other"}); });
+    CHECK(msg == "demo.yaml:1: name: unknown value 'demo' (did you mean 'demo1'?)");
+  }
+}
+
+TEST_CASE("Broken YAML and missing files are config errors") {
+  CHECK(error_of([] { ConfigNode::load_string("a: [1, 2\n", "bad.yaml"); })
+            .starts_with("bad.yaml:"));
+  CHECK(error_of([] { ConfigNode::load_string("", "empty.yaml"); }) ==
+        "empty.yaml:1: the document is empty");
+  CHECK(error_of([] { ConfigNode::load_file("/nonexistent/x.yaml"); }) ==
+        "/nonexistent/x.yaml: cannot open the file");
+}
