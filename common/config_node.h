@@ -28,6 +28,7 @@ class ConfigNode {
   bool is_map() const { return node_.IsMap(); }
   bool is_sequence() const { return node_.IsSequence(); }
   bool is_scalar() const { return node_.IsScalar(); }
+  bool is_null() const { return node_.IsNull(); }  // `key:` or `key: ~`
 
   // Mappings.
   bool has(const std::string& child) const;

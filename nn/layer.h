@@ -18,6 +18,9 @@ namespace distlab::nn {
 
 enum class Phase { kTrain, kInfer };
 
+// How several vectors become one: side by side, or added element-wise.
+enum class Combine { kConcat, kSum };
+
 // What a forward pass needs besides its input. `step` seeds per-step
 // randomness (dropout masks), so that a resumed run draws the same masks.
 struct ForwardContext {

@@ -18,6 +18,13 @@ namespace distlab::nn {
 enum class Init { kGlorotUniform, kZeros, kOnes, kEmbeddingUniform };
 
 struct ParamBlock {
+  ParamBlock() = default;
+  // A (rows, cols) block; Glorot's fans default to (rows, cols), which is
+  // right for dense kernels; convolutions set them from the receptive field.
+  ParamBlock(std::string name, int rows, int cols, Init init, Regularizer regularizer = {})
+      : name(std::move(name)), rows(rows), cols(cols), init(init), regularizer(regularizer),
+        fan_in(rows), fan_out(cols) {}
+
   std::string name;         // "dense_1/kernel"
   int64_t offset = 0;       // in floats, into its buffer
   int rows = 0;

@@ -1,0 +1,27 @@
+#include "nn/activation.h"
+
+#include "common/error.h"
+
+namespace distlab::nn {
+
+Activation parse_activation(const std::string& name) {
+  if (name == "none" || name == "linear") return Activation::kNone;
+  if (name == "relu") return Activation::kRelu;
+  throw Error("unknown activation '" + name + "'");
+}
+
+std::string to_string(Activation a) { return a == Activation::kRelu ? "relu" : "none"; }
+
+void apply_activation(Activation a, Matrix& y) {
+  if (a == Activation::kRelu) y = y.cwiseMax(0.0f);
+}
+
+const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz) {
+  if (a == Activation::kNone) return dy;
+  // ReLU: the gradient passes where the output is positive.
+  dz.resize(dy.rows(), dy.cols());
+  dz.array() = (y.array() > 0.0f).select(dy.array(), 0.0f);
+  return dz;
+}
+
+}  // namespace distlab::nn

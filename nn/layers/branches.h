@@ -1,0 +1,35 @@
+// Parallel paths over the same input whose outputs are combined: summed
+// (wide & deep: logits = linear part + deep part) or concatenated (numeric
+// features beside embeddings). Each path is a Sequential.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "nn/layers/sequential.h"
+
+namespace distlab::nn {
+
+class Branches : public Layer {
+ public:
+  Branches(std::string name, Shape input, std::vector<std::unique_ptr<Sequential>> paths,
+           Combine combine);
+
+  std::string kind() const override { return "branches"; }
+  void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  void bind(const ParameterBuffers& buffers) override;
+  void seed(uint64_t seed) override;
+  void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
+  void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
+  LayerCost cost(int batch) const override;
+  void for_each(const std::function<void(const Layer&)>& visit) const override;
+
+ private:
+  std::vector<std::unique_ptr<Sequential>> paths_;
+  Combine combine_;
+  std::vector<const Matrix*> outputs_;  // each path's last output
+  Matrix dy_part_;                      // one path's share of dy (concat)
+  Matrix dx_part_;                      // one path's dx, before summing
+};
+
+}  // namespace distlab::nn

@@ -1,0 +1,81 @@
+#include "nn/layers/embedding.h"
+
+#include <numeric>
+
+#include "common/error.h"
+
+namespace distlab::nn {
+namespace {
+
+Shape embedding_output(const EmbeddingOptions& o) {
+  const int columns = static_cast<int>(o.vocab.size());
+  return Shape::flat(o.combine == Combine::kConcat ? columns * o.dim : o.dim);
+}
+
+}  // namespace
+
+Embedding::Embedding(std::string name, Shape input, const EmbeddingOptions& options)
+    : Layer(std::move(name), input, embedding_output(options)), opt_(options) {
+  if (opt_.vocab.empty()) throw Error("embedding '" + this->name() + "': no columns");
+  if (opt_.first_column < 0 || opt_.first_column + columns() > input.size()) {
+    throw Error("embedding '" + this->name() + "': columns " + std::to_string(opt_.first_column) +
+                ".." + std::to_string(opt_.first_column + columns() - 1) +
+                " lie outside the input of " + std::to_string(input.size()) + " values");
+  }
+  table_offset_.resize(opt_.vocab.size());
+  std::exclusive_scan(opt_.vocab.begin(), opt_.vocab.end(), table_offset_.begin(), int64_t{0});
+}
+
+void Embedding::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
+  const int rows = std::accumulate(opt_.vocab.begin(), opt_.vocab.end(), 0);
+  table_ = trainable.block(trainable.add(
+      {name() + "/table", rows, opt_.dim, Init::kEmbeddingUniform, opt_.regularizer}));
+}
+
+int64_t Embedding::table_row(const Matrix& x, Eigen::Index n, int j) const {
+  const float value = x(n, opt_.first_column + j);
+  const auto id = static_cast<int64_t>(value);
+  if (static_cast<float>(id) != value || id < 0 || id >= opt_.vocab[j]) {
+    throw Error("embedding '" + name() + "': input column " +
+                std::to_string(opt_.first_column + j) + " of example " + std::to_string(n) +
+                " holds " + std::to_string(value) + ", not an id below its vocabulary of " +
+                std::to_string(opt_.vocab[j]));
+  }
+  return table_offset_[j] + id;
+}
+
+void Embedding::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
+  const auto table = param(table_);
+  y.setZero(x.rows(), output_shape().size());
+  for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    for (int j = 0; j < columns(); ++j) {
+      const int64_t col = opt_.combine == Combine::kConcat ? int64_t{j} * opt_.dim : 0;
+      y.row(n).segment(col, opt_.dim) += table.row(table_row(x, n, j));
+    }
+  }
+}
+
+void Embedding::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
+  auto table_grad = grad(table_);
+  for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    for (int j = 0; j < columns(); ++j) {
+      const int64_t col = opt_.combine == Combine::kConcat ? int64_t{j} * opt_.dim : 0;
+      table_grad.row(table_row(x, n, j)) += dy.row(n).segment(col, opt_.dim);
+    }
+  }
+  if (dx) dx->setZero(x.rows(), x.cols());
+}
+
+LayerCost Embedding::cost(int batch) const {
+  const double gathered = double{1} * batch * columns() * opt_.dim;
+  LayerCost c;
+  c.forward_flops = opt_.combine == Combine::kSum ? gathered : 0;
+  c.forward_bytes = kFloatBytes * (double{1} * batch * columns() + 2 * gathered);
+  c.backward_flops = gathered;  // scatter-add into the table gradient
+  c.backward_bytes = kFloatBytes * 3 * gathered;
+  c.forward_kernels = 1;
+  c.backward_kernels = 1;
+  return c;
+}
+
+}  // namespace distlab::nn

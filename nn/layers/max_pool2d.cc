@@ -1,0 +1,80 @@
+#include "nn/layers/max_pool2d.h"
+
+#include <limits>
+
+#include "common/error.h"
+
+namespace distlab::nn {
+MaxPool2D::MaxPool2D(std::string name, Shape input, const MaxPool2DOptions& options)
+    : Layer(std::move(name), input,
+            Shape{axis_geometry(input.height, options.pool_h, options.stride_h, options.padding).out,
+                  axis_geometry(input.width, options.pool_w, options.stride_w, options.padding).out,
+                  input.channels}),
+      opt_(options),
+      out_h_(axis_geometry(input.height, options.pool_h, options.stride_h, options.padding)),
+      out_w_(axis_geometry(input.width, options.pool_w, options.stride_w, options.padding)) {
+  if (out_h_.out <= 0 || out_w_.out <= 0) {
+    throw Error("max_pool2d '" + this->name() + "': the pool does not fit input " +
+                input.to_string());
+  }
+}
+
+void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
+  const Shape in = input_shape();
+  const int channels = in.channels;
+  const int64_t out_size = output_shape().size();
+  y.resize(x.rows(), out_size);
+  argmax_.resize(x.rows() * out_size);
+#pragma omp parallel for schedule(static)
+  for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    const float* image = x.row(n).data();
+    float* out = y.row(n).data();
+    int32_t* where = argmax_.data() + n * out_size;
+    for (int oh = 0; oh < out_h_.out; ++oh) {
+      for (int ow = 0; ow < out_w_.out; ++ow) {
+        const int64_t o = (int64_t{oh} * out_w_.out + ow) * channels;
+        std::fill_n(out + o, channels, -std::numeric_limits<float>::infinity());
+        std::fill_n(where + o, channels, -1);
+        for (int ph = 0; ph < opt_.pool_h; ++ph) {
+          const int ih = oh * opt_.stride_h - out_h_.pad_before + ph;
+          if (ih < 0 || ih >= in.height) continue;
+          for (int pw = 0; pw < opt_.pool_w; ++pw) {
+            const int iw = ow * opt_.stride_w - out_w_.pad_before + pw;
+            if (iw < 0 || iw >= in.width) continue;
+            const auto i = static_cast<int32_t>((ih * in.width + iw) * channels);
+            for (int c = 0; c < channels; ++c) {
+              // Strictly greater: the first maximum in scan order wins ties.
+              if (image[i + c] > out[o + c]) out[o + c] = image[i + c], where[o + c] = i + c;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void MaxPool2D::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
+  if (!dx) return;
+  const int64_t out_size = output_shape().size();
+  dx->setZero(x.rows(), x.cols());
+#pragma omp parallel for schedule(static)
+  for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    const int32_t* where = argmax_.data() + n * out_size;
+    for (int64_t o = 0; o < out_size; ++o) (*dx)(n, where[o]) += dy(n, o);
+  }
+}
+
+LayerCost MaxPool2D::cost(int batch) const {
+  const double in = double{1} * batch * input_shape().size();
+  const double out = double{1} * batch * output_shape().size();
+  LayerCost c;
+  c.forward_flops = out * opt_.pool_h * opt_.pool_w;  // one comparison per window entry
+  c.forward_bytes = kFloatBytes * (in + out);
+  c.backward_flops = out;
+  c.backward_bytes = kFloatBytes * (in + 2 * out);
+  c.forward_kernels = 1;
+  c.backward_kernels = 1;
+  return c;
+}
+
+}  // namespace distlab::nn

@@ -1,0 +1,37 @@
+// A chain of layers, each feeding the next. It keeps every layer's output for
+// the backward pass and two gradient buffers that it reuses step after step.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "nn/layer.h"
+
+namespace distlab::nn {
+
+class Sequential : public Layer {
+ public:
+  Sequential(std::string name, Shape input, std::vector<LayerPtr> layers);
+
+  std::string kind() const override { return "sequential"; }
+  const std::vector<LayerPtr>& layers() const { return layers_; }
+
+  void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  void bind(const ParameterBuffers& buffers) override;
+  void seed(uint64_t seed) override;
+
+  // Runs every layer and returns the last output, without copying it.
+  const Matrix& run(const Matrix& x, const ForwardContext& ctx);
+  void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
+  // `y` is not read: the outputs kept by run() are used instead.
+  void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
+  LayerCost cost(int batch) const override;
+  void for_each(const std::function<void(const Layer&)>& visit) const override;
+
+ private:
+  std::vector<LayerPtr> layers_;
+  std::vector<Matrix> outputs_;    // outputs_[i]: output of layers_[i]
+  std::array<Matrix, 2> scratch_;  // gradients between layers, used in turn
+};
+
+}  // namespace distlab::nn

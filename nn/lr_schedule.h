@@ -1,0 +1,34 @@
+// Keras' ReduceLROnPlateau: when the monitored value (a loss) has not
+// improved by more than `min_delta` for `patience` observations, multiply the
+// learning rate by `factor`, not below `min_lr`, then wait `cooldown`
+// observations before counting again.
+#pragma once
+
+#include <limits>
+
+namespace distlab::nn {
+
+struct PlateauOptions {
+  float factor = 0.1f;
+  int patience = 10;
+  float min_delta = 1e-4f;
+  int cooldown = 0;
+  float min_lr = 0.0f;
+};
+
+class ReduceLrOnPlateau {
+ public:
+  explicit ReduceLrOnPlateau(const PlateauOptions& options) : opt_(options) {}
+
+  // Records one observation (lower is better) and returns the learning rate
+  // to use from now on.
+  float observe(double value, float learning_rate);
+
+ private:
+  PlateauOptions opt_;
+  double best_ = std::numeric_limits<double>::infinity();
+  int waited_ = 0;
+  int cooldown_left_ = 0;
+};
+
+}  // namespace distlab::nn

@@ -1,0 +1,113 @@
+#include "nn/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace distlab::nn {
+namespace {
+
+void fill_block(std::span<float> values, const ParamBlock& block, Rng& rng) {
+  switch (block.init) {
+    case Init::kZeros:
+      std::fill(values.begin(), values.end(), 0.0f);
+      break;
+    case Init::kOnes:
+      std::fill(values.begin(), values.end(), 1.0f);
+      break;
+    case Init::kGlorotUniform: {
+      const float limit = std::sqrt(6.0f / static_cast<float>(block.fan_in + block.fan_out));
+      for (float& v : values) v = rng.uniform(-limit, limit);
+      break;
+    }
+    case Init::kEmbeddingUniform:  // Keras' default for Embedding
+      for (float& v : values) v = rng.uniform(-0.05f, 0.05f);
+      break;
+  }
+}
+
+}  // namespace
+
+Model::Model(ModelSpec spec, uint64_t seed)
+    : spec_(std::move(spec)), network_(build_network(spec_)) {
+  network_->declare(trainable_, state_layout_);
+  params_.assign(trainable_.size(), 0.0f);
+  grads_.assign(trainable_.size(), 0.0f);
+  state_.assign(state_layout_.size(), 0.0f);
+  network_->bind({params_.data(), grads_.data(), state_.data()});
+  initialize(seed);
+}
+
+void Model::initialize(uint64_t seed) {
+  // One stream per block: adding a layer leaves the others' values alone.
+  const auto& blocks = trainable_.blocks();
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    Rng rng(derive_seed(seed, {0, i}));
+    fill_block(std::span(params_).subspan(blocks[i].offset, blocks[i].size()), blocks[i], rng);
+  }
+  for (const auto& block : state_layout_.blocks()) {
+    Rng unused(0);
+    fill_block(std::span(state_).subspan(block.offset, block.size()), block, unused);
+  }
+  network_->seed(derive_seed(seed, {1}));
+}
+
+LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> labels,
+                                    uint64_t step) {
+  const Matrix& logits = network_->run(x, {Phase::kTrain, step});
+  LossResult result = softmax_cross_entropy(logits, labels, dlogits_);
+  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  network_->backward(x, logits, dlogits_, nullptr);
+  for (const auto& block : trainable_.blocks()) {
+    if (!block.regularizer.active()) continue;
+    const auto w = std::span<const float>(params_).subspan(block.offset, block.size());
+    block.regularizer.add_gradient(w, std::span(grads_).subspan(block.offset, block.size()));
+    result.loss += block.regularizer.penalty(w);
+  }
+  return result;
+}
+
+double Model::regularization_penalty() const {
+  double total = 0;
+  for (const auto& block : trainable_.blocks()) {
+    if (block.regularizer.active()) {
+      total += block.regularizer.penalty(
+          std::span<const float>(params_).subspan(block.offset, block.size()));
+    }
+  }
+  return total;
+}
+
+const Matrix& Model::predict(const Matrix& x) { return network_->run(x, {Phase::kInfer, 0}); }
+
+Evaluation Model::evaluate(const Dataset& data, int batch_size) {
+  Evaluation result;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  std::vector<int64_t> indices;
+  for (int64_t begin = 0; begin < data.size(); begin += batch_size) {
+    const int64_t end = std::min<int64_t>(begin + batch_size, data.size());
+    indices.resize(end - begin);
+    std::iota(indices.begin(), indices.end(), begin);
+    gather_batch(data, indices, eval_x_, eval_y_);
+    const LossResult r = softmax_cross_entropy(predict(eval_x_), eval_y_);
+    loss_sum += r.loss * static_cast<double>(end - begin);
+    correct += r.correct;
+  }
+  result.examples = data.size();
+  if (data.size() > 0) {
+    result.loss = loss_sum / static_cast<double>(data.size());
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(data.size());
+  }
+  return result;
+}
+
+std::vector<LayerCostEntry> Model::layer_costs(int batch) const {
+  std::vector<LayerCostEntry> out;
+  network_->for_each([&](const Layer& layer) {
+    out.push_back({layer.name(), layer.kind(), layer.cost(batch)});
+  });
+  return out;
+}
+
+}  // namespace distlab::nn

@@ -1,0 +1,78 @@
+// A model: the network of a spec plus its three flat buffers (parameters,
+// gradients, state). Replicas built from the same spec and seed start with
+// bit-identical parameters, wherever they run.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nn/data/dataset.h"
+#include "nn/loss.h"
+#include "nn/model_spec.h"
+
+namespace distlab::nn {
+
+struct LayerCostEntry {
+  std::string name;
+  std::string kind;
+  LayerCost cost;
+};
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+  int64_t examples = 0;
+};
+
+class Model {
+ public:
+  Model(ModelSpec spec, uint64_t seed);
+
+  const ModelSpec& spec() const { return spec_; }
+  const Sequential& network() const { return *network_; }
+  const ParameterLayout& trainable_layout() const { return trainable_; }
+  const ParameterLayout& state_layout() const { return state_layout_; }
+
+  std::span<float> parameters() { return params_; }
+  std::span<const float> parameters() const { return params_; }
+  std::span<float> gradients() { return grads_; }
+  std::span<const float> gradients() const { return grads_; }
+  std::span<float> state() { return state_; }
+  std::span<const float> state() const { return state_; }
+
+  // Gives dropout its own stream (a worker's rank, say), so that replicas
+  // that share their initial weights draw different masks.
+  void seed_randomness(uint64_t seed) { network_->seed(seed); }
+
+  // One training pass on a batch: forward (training mode), loss plus the
+  // regularisation penalties, backward. Overwrites the gradient buffer.
+  // `step` numbers the batch for per-step randomness.
+  LossResult compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step);
+
+  // Inference-mode logits of a batch.
+  const Matrix& predict(const Matrix& x);
+  // Mean loss (without penalties) and accuracy over a whole data set.
+  Evaluation evaluate(const Dataset& data, int batch_size = 1000);
+
+  // Sum of every regularised block's penalty at the current parameters.
+  double regularization_penalty() const;
+
+  std::vector<LayerCostEntry> layer_costs(int batch) const;
+  LayerCost total_cost(int batch) const { return network_->cost(batch); }
+
+ private:
+  void initialize(uint64_t seed);
+
+  ModelSpec spec_;
+  std::unique_ptr<Sequential> network_;
+  ParameterLayout trainable_;
+  ParameterLayout state_layout_;
+  std::vector<float> params_, grads_, state_;
+  Matrix dlogits_;  // (N, classes), reused each step
+  Matrix eval_x_;
+  std::vector<int32_t> eval_y_;
+};
+
+}  // namespace distlab::nn

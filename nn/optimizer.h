@@ -1,0 +1,77 @@
+// Optimizers as one flat loop over the model's parameter buffer: a strategy
+// that has averaged the gradient buffer (or a parameter server that owns a
+// byte range of it) applies the update to any span, with state to match.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace distlab::nn {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual std::string name() const = 0;
+
+  // params -= update(grads). Both spans hold the `size` floats given at
+  // construction: the whole model, or the shard a parameter server owns.
+  virtual void step(std::span<float> params, std::span<const float> grads) = 0;
+
+  float learning_rate() const { return learning_rate_; }
+  void set_learning_rate(float lr) { learning_rate_ = lr; }
+  // Per-parameter state (momentum, Adam moments) and the step count, for
+  // checkpoints: restoring them resumes the same trajectory.
+  virtual std::vector<std::span<float>> state() = 0;
+  int64_t steps() const { return steps_; }
+  void set_steps(int64_t steps) { steps_ = steps; }
+
+ protected:
+  explicit Optimizer(float learning_rate) : learning_rate_(learning_rate) {}
+  float learning_rate_;
+  int64_t steps_ = 0;
+};
+
+// Keras SGD: v = momentum * v - lr * g; w += v (nesterov: w += momentum * v - lr * g).
+struct SgdOptions {
+  float learning_rate = 0.01f;
+  float momentum = 0;
+  bool nesterov = false;
+};
+
+class Sgd : public Optimizer {
+ public:
+  Sgd(int64_t size, const SgdOptions& options);
+  std::string name() const override { return "sgd"; }
+  void step(std::span<float> params, std::span<const float> grads) override;
+  std::vector<std::span<float>> state() override { return {velocity_}; }
+
+ private:
+  SgdOptions opt_;
+  std::vector<float> velocity_;
+};
+
+// Adam (Kingma & Ba, Algorithm 1): m, v moving moments, bias-corrected:
+// w -= lr * m_hat / (sqrt(v_hat) + epsilon). Defaults are Keras' (epsilon 1e-7).
+struct AdamOptions {
+  float learning_rate = 0.001f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-7f;
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(int64_t size, const AdamOptions& options);
+  std::string name() const override { return "adam"; }
+  void step(std::span<float> params, std::span<const float> grads) override;
+  std::vector<std::span<float>> state() override { return {m_, v_}; }
+
+ private:
+  AdamOptions opt_;
+  std::vector<float> m_, v_;
+};
+
+}  // namespace distlab::nn

@@ -1,0 +1,16 @@
+#include "nn/threads.h"
+
+#include <omp.h>
+
+#include <Eigen/Core>
+
+namespace distlab::nn {
+
+void set_compute_threads(int threads) {
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+}
+
+int compute_threads() { return Eigen::nbThreads(); }
+
+}  // namespace distlab::nn
