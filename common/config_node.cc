@@ -49,7 +49,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 
 ConfigNode::ConfigNode(YAML::Node node, std::string key, std::shared_ptr<const std::string> file,
                        int fallback_line)
-    : node_(std::move(node)), key_(std::move(key)), file_(std::move(file)),
+    : node_(std::move(node)),
+      key_(std::move(key)),
+      file_(std::move(file)),
       fallback_line_(fallback_line) {}
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
@@ -67,8 +69,7 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name, 1, "", "the document is empty");
     return ConfigNode(root, "", file, 1);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(name, e.mark.is_null() ? 0 : e.mark.line + 1, "",
-                      "not valid YAML: " + e.msg);
+    throw ConfigError(name, e.mark.is_null() ? 0 : e.mark.line + 1, "", "not valid YAML: " + e.msg);
   }
 }
 
@@ -93,6 +94,7 @@ bool ConfigNode::has(const std::string& child) const {
 }
 
 std::optional<ConfigNode> ConfigNode::find(const std::string& child) const {
+  if (node_.IsNull()) return std::nullopt;  // `key:` alone: an empty mapping
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
   YAML::Node found = node_[child];
   if (!found.IsDefined()) return std::nullopt;
@@ -106,6 +108,7 @@ ConfigNode ConfigNode::at(const std::string& child) const {
 }
 
 std::vector<std::string> ConfigNode::keys() const {
+  if (node_.IsNull()) return {};
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
   std::vector<std::string> out;
   for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
@@ -113,14 +116,15 @@ std::vector<std::string> ConfigNode::keys() const {
 }
 
 void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
+  if (node_.IsNull()) return;
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
   for (const auto& kv : node_) {
     const std::string name = kv.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
     const std::string guess = closest_match(name, allowed);
     ConfigNode where(kv.first, child_key(key_, name), file_, line());
-    where.fail("unknown key", guess.empty() ? "allowed: " + join(allowed)
-                                            : "did you mean '" + guess + "'?");
+    where.fail("unknown key",
+               guess.empty() ? "allowed: " + join(allowed) : "did you mean '" + guess + "'?");
   }
 }
 

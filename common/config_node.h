@@ -30,7 +30,8 @@ class ConfigNode {
   bool is_scalar() const { return node_.IsScalar(); }
   bool is_null() const { return node_.IsNull(); }  // `key:` or `key: ~`
 
-  // Mappings.
+  // Mappings. A null node (`key:` with nothing after it) reads as an empty
+  // mapping, so that `- flatten:` needs no braces.
   bool has(const std::string& child) const;
   ConfigNode at(const std::string& child) const;  // required child
   std::optional<ConfigNode> find(const std::string& child) const;

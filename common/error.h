@@ -21,8 +21,8 @@ class Error : public std::runtime_error {
 // what(): "path:line: key: problem (hint)".
 class ConfigError : public Error {
  public:
-  ConfigError(const std::string& path, int line, const std::string& key,
-              const std::string& problem, const std::string& hint = "");
+  ConfigError(const std::string& path, int line, const std::string& key, const std::string& problem,
+              const std::string& hint = "");
 
   const std::string& path() const { return path_; }
   int line() const { return line_; }

@@ -20,8 +20,13 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 Progress::Progress(std::string label, int64_t total, std::FILE* out, bool enabled)
-    : label_(std::move(label)), total_(std::max<int64_t>(total, 1)), out_(out), enabled_(enabled),
-      terminal_(isatty(fileno(out)) != 0), start_(Clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(std::max<int64_t>(total, 1)),
+      out_(out),
+      enabled_(enabled),
+      terminal_(isatty(fileno(out)) != 0),
+      start_(Clock::now()),
+      last_draw_(start_) {}
 
 void Progress::update(int64_t done, const std::string& status) {
   if (!enabled_) return;

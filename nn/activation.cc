@@ -10,7 +10,9 @@ Activation parse_activation(const std::string& name) {
   throw Error("unknown activation '" + name + "'");
 }
 
-std::string to_string(Activation a) { return a == Activation::kRelu ? "relu" : "none"; }
+std::string to_string(Activation a) {
+  return a == Activation::kRelu ? "relu" : "none";
+}
 
 void apply_activation(Activation a, Matrix& y) {
   if (a == Activation::kRelu) y = y.cwiseMax(0.0f);

@@ -78,7 +78,9 @@ double Model::regularization_penalty() const {
   return total;
 }
 
-const Matrix& Model::predict(const Matrix& x) { return network_->run(x, {Phase::kInfer, 0}); }
+const Matrix& Model::predict(const Matrix& x) {
+  return network_->run(x, {Phase::kInfer, 0});
+}
 
 Evaluation Model::evaluate(const Dataset& data, int batch_size) {
   Evaluation result;

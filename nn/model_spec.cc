@@ -25,7 +25,7 @@ class LayerNamer {
  public:
   std::string next(const ConfigNode& options, const std::string& kind) {
     const std::string fallback = kind + "_" + std::to_string(++count_[kind]);
-    return options.is_map() ? options.get_string("name", fallback) : fallback;
+    return options.get_string("name", fallback);
   }
 
  private:
@@ -58,8 +58,8 @@ Activation parse_activation_key(const ConfigNode& options) {
 }
 
 LayerPtr parse_dense(const ConfigNode& o, std::string name, Shape in) {
-  o.allow_only({"name", "units", "activation", "use_bias", "kernel_regularizer",
-                "bias_regularizer"});
+  o.allow_only(
+      {"name", "units", "activation", "use_bias", "kernel_regularizer", "bias_regularizer"});
   DenseOptions d;
   d.units = static_cast<int>(o.at("units").as_int(1, kMaxDim));
   d.activation = parse_activation_key(o);
@@ -116,7 +116,7 @@ LayerPtr parse_embedding(const ConfigNode& o, std::string name, Shape in) {
   if (e.vocab.empty()) o.at("vocab").fail("needs at least one column's vocabulary size");
   e.dim = static_cast<int>(o.at("dim").as_int(1, kMaxDim));
   e.combine = o.get_choice("combine", "concat", {"concat", "sum"}) == "sum" ? Combine::kSum
-                                                                           : Combine::kConcat;
+                                                                            : Combine::kConcat;
   e.regularizer = parse_regularizer(o, "regularizer");
   return std::make_unique<Embedding>(std::move(name), in, e);
 }
@@ -133,9 +133,9 @@ std::unique_ptr<Sequential> parse_sequence(const ConfigNode& list, std::string n
 
 LayerPtr parse_branches(const ConfigNode& o, std::string name, Shape in, LayerNamer& namer) {
   o.allow_only({"name", "combine", "paths"});
-  const Combine combine =
-      o.get_choice("combine", "concat", {"concat", "sum"}) == "sum" ? Combine::kSum
-                                                                    : Combine::kConcat;
+  const Combine combine = o.get_choice("combine", "concat", {"concat", "sum"}) == "sum"
+                              ? Combine::kSum
+                              : Combine::kConcat;
   const ConfigNode paths = o.at("paths");
   if (paths.size() == 0) paths.fail("needs at least one path");
   std::vector<std::unique_ptr<Sequential>> built;
@@ -159,11 +159,11 @@ const std::map<std::string, Parser>& parsers() {
       {"columns", parse_columns},
       {"flatten",
        [](const ConfigNode& o, std::string name, Shape in) -> LayerPtr {
-         if (!o.is_null()) o.allow_only({"name"});
+         o.allow_only({"name"});
          return std::make_unique<Flatten>(std::move(name), in);
        }},
       {"relu", [](const ConfigNode& o, std::string name, Shape in) -> LayerPtr {
-         if (!o.is_null()) o.allow_only({"name"});
+         o.allow_only({"name"});
          return std::make_unique<Relu>(std::move(name), in);
        }}};
   return table;
@@ -251,8 +251,8 @@ PlateauOptions parse_plateau(const ConfigNode& o) {
 }  // namespace
 
 ModelSpec parse_model_spec(const ConfigNode& root) {
-  root.allow_only({"name", "description", "input", "classes", "batch_size", "layers",
-                   "optimizer", "reduce_lr_on_plateau"});
+  root.allow_only({"name", "description", "input", "classes", "batch_size", "layers", "optimizer",
+                   "reduce_lr_on_plateau"});
   std::optional<PlateauOptions> plateau;
   if (auto p = root.find("reduce_lr_on_plateau")) plateau = parse_plateau(*p);
   ModelSpec spec{

@@ -22,11 +22,16 @@ struct ParamBlock {
   // A (rows, cols) block; Glorot's fans default to (rows, cols), which is
   // right for dense kernels; convolutions set them from the receptive field.
   ParamBlock(std::string name, int rows, int cols, Init init, Regularizer regularizer = {})
-      : name(std::move(name)), rows(rows), cols(cols), init(init), regularizer(regularizer),
-        fan_in(rows), fan_out(cols) {}
+      : name(std::move(name)),
+        rows(rows),
+        cols(cols),
+        init(init),
+        regularizer(regularizer),
+        fan_in(rows),
+        fan_out(cols) {}
 
-  std::string name;         // "dense_1/kernel"
-  int64_t offset = 0;       // in floats, into its buffer
+  std::string name;    // "dense_1/kernel"
+  int64_t offset = 0;  // in floats, into its buffer
   int rows = 0;
   int cols = 0;
   Init init = Init::kZeros;
@@ -39,8 +44,9 @@ struct ParamBlock {
 
 class ParameterLayout {
  public:
-  // Appends a block and returns its index. Blocks are aligned to 16 floats
-  // (64 bytes) so that every view starts on a cache line.
+  // Appends a block right after the previous one (no padding: the buffer
+  // size is the parameter count, and so are the bytes a strategy sends) and
+  // returns its index.
   int add(ParamBlock block);
   const ParamBlock& block(int index) const { return blocks_[index]; }
   const std::vector<ParamBlock>& blocks() const { return blocks_; }

@@ -42,17 +42,20 @@ uint64_t Rng::next_u64() {
   return result;
 }
 
-float Rng::uniform() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
+float Rng::uniform() {
+  return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f;
+}
 
-float Rng::uniform(float low, float high) { return low + (high - low) * uniform(); }
+float Rng::uniform(float low, float high) {
+  return low + (high - low) * uniform();
+}
 
 float Rng::normal() {
   // Box-Muller in double, so that the result is the same wherever float
   // transcendental functions differ in their last bit.
   const double u1 = (static_cast<double>(next_u64() >> 11) + 1.0) * 0x1.0p-53;
   const double u2 = static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) *
-                            std::cos(2.0 * std::numbers::pi * u2));
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
 }
 
 uint64_t Rng::below(uint64_t bound) {

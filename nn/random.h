@@ -19,10 +19,10 @@ class Rng {
   explicit Rng(uint64_t seed);
 
   uint64_t next_u64();
-  float uniform();                    // [0, 1)
+  float uniform();  // [0, 1)
   float uniform(float low, float high);
-  float normal();                     // standard normal, Box-Muller
-  uint64_t below(uint64_t bound);     // [0, bound), bound > 0
+  float normal();                  // standard normal, Box-Muller
+  uint64_t below(uint64_t bound);  // [0, bound), bound > 0
 
  private:
   uint64_t state_[4];

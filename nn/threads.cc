@@ -11,6 +11,8 @@ void set_compute_threads(int threads) {
   Eigen::setNbThreads(threads);
 }
 
-int compute_threads() { return Eigen::nbThreads(); }
+int compute_threads() {
+  return Eigen::nbThreads();
+}
 
 }  // namespace distlab::nn

@@ -58,8 +58,7 @@ void BatchNorm::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy,
   // dx = gamma * inv_std * (dy - mean(dy) - x_hat * mean(dy * x_hat)).
   const RowVector mean_dy = d_out.colwise().mean();
   const RowVector mean_dy_xhat = d_out.cwiseProduct(x_hat_).colwise().mean();
-  d_in = ((d_out.rowwise() - mean_dy).array() -
-          x_hat_.array().rowwise() * mean_dy_xhat.array())
+  d_in = ((d_out.rowwise() - mean_dy).array() - x_hat_.array().rowwise() * mean_dy_xhat.array())
              .rowwise() *
          scale.array();
 }

@@ -28,7 +28,7 @@ class BatchNorm : public Layer {
  private:
   BatchNormOptions opt_;
   int channels_;
-  ParamBlock gamma_, beta_;                    // (1, C) trainable
+  ParamBlock gamma_, beta_;                   // (1, C) trainable
   ParamBlock moving_mean_, moving_variance_;  // (1, C) state
   bool batch_statistics_ = false;  // whether the last forward normalised with batch stats
   Matrix x_hat_;                   // (N*H*W, C) normalised input

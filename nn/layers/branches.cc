@@ -5,8 +5,8 @@
 namespace distlab::nn {
 namespace {
 
-Shape combined_output(const std::string& name, const std::vector<std::unique_ptr<Sequential>>& paths,
-                      Combine combine) {
+Shape combined_output(const std::string& name,
+                      const std::vector<std::unique_ptr<Sequential>>& paths, Combine combine) {
   if (paths.empty()) throw Error("branches '" + name + "': no paths");
   int64_t total = 0;
   for (const auto& p : paths) {

@@ -50,8 +50,8 @@ void Conv2D::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
   kernel.fan_out = receptive * opt_.filters;
   kernel_ = trainable.block(trainable.add(std::move(kernel)));
   if (opt_.use_bias) {
-    bias_ = trainable.block(trainable.add(
-        {name() + "/bias", 1, opt_.filters, Init::kZeros, opt_.bias_regularizer}));
+    bias_ = trainable.block(
+        trainable.add({name() + "/bias", 1, opt_.filters, Init::kZeros, opt_.bias_regularizer}));
   }
 }
 

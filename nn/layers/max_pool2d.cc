@@ -6,10 +6,11 @@
 
 namespace distlab::nn {
 MaxPool2D::MaxPool2D(std::string name, Shape input, const MaxPool2DOptions& options)
-    : Layer(std::move(name), input,
-            Shape{axis_geometry(input.height, options.pool_h, options.stride_h, options.padding).out,
-                  axis_geometry(input.width, options.pool_w, options.stride_w, options.padding).out,
-                  input.channels}),
+    : Layer(
+          std::move(name), input,
+          Shape{axis_geometry(input.height, options.pool_h, options.stride_h, options.padding).out,
+                axis_geometry(input.width, options.pool_w, options.stride_w, options.padding).out,
+                input.channels}),
       opt_(options),
       out_h_(axis_geometry(input.height, options.pool_h, options.stride_h, options.padding)),
       out_w_(axis_geometry(input.width, options.pool_w, options.stride_w, options.padding)) {

@@ -35,7 +35,9 @@ const Matrix& Sequential::run(const Matrix& x, const ForwardContext& ctx) {
   return *in;
 }
 
-void Sequential::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) { y = run(x, ctx); }
+void Sequential::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
+  y = run(x, ctx);
+}
 
 void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
   if (layers_.empty()) {

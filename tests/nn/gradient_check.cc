@@ -12,7 +12,8 @@ double probe_loss(Layer& layer, const Matrix& x, const Matrix& probe, const Forw
 }
 
 bool close(double a, double n, const GradientCheckOptions& o) {
-  return std::fabs(a - n) <= o.abs_tolerance + o.rel_tolerance * std::max(std::fabs(a), std::fabs(n));
+  return std::fabs(a - n) <=
+         o.abs_tolerance + o.rel_tolerance * std::max(std::fabs(a), std::fabs(n));
 }
 
 }  // namespace
@@ -59,7 +60,8 @@ std::vector<GradientMismatch> check_gradients(BoundLayer& bound, Matrix x,
   if (o.check_input) {
     for (Eigen::Index i = 0; i < x.size(); ++i) {
       const double n = numeric(x.data()[i]);
-      if (!close(dx.data()[i], n, o)) bad.push_back({"input " + std::to_string(i), dx.data()[i], n});
+      if (!close(dx.data()[i], n, o))
+        bad.push_back({"input " + std::to_string(i), dx.data()[i], n});
     }
   }
   for (std::size_t i = 0; i < bound.params.size(); ++i) {

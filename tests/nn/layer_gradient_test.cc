@@ -47,25 +47,31 @@ TEST_CASE("Dense gradients match finite differences") {
 
 TEST_CASE("Conv2D gradients match finite differences") {
   using Row = std::tuple<int, int, int, Padding, Activation>;  // channels, kernel, stride
-  const auto [channels, kernel, stride, padding, activation] = GENERATE(table<int, int, int, Padding, Activation>({
-      Row{1, 3, 1, Padding::kValid, Activation::kNone},
-      Row{2, 3, 1, Padding::kSame, Activation::kRelu},
-      Row{3, 2, 2, Padding::kSame, Activation::kNone},
-      Row{2, 3, 2, Padding::kValid, Activation::kRelu},
-  }));
+  const auto [channels, kernel, stride, padding, activation] =
+      GENERATE(table<int, int, int, Padding, Activation>({
+          Row{1, 3, 1, Padding::kValid, Activation::kNone},
+          Row{2, 3, 1, Padding::kSame, Activation::kRelu},
+          Row{3, 2, 2, Padding::kSame, Activation::kNone},
+          Row{2, 3, 2, Padding::kValid, Activation::kRelu},
+      }));
   CAPTURE(channels, kernel, stride, padding == Padding::kSame);
   const Shape in{5, 6, channels};
   Conv2D conv("c", in,
-              {.filters = 3, .kernel_h = kernel, .kernel_w = kernel, .stride_h = stride,
-               .stride_w = stride, .padding = padding, .activation = activation});
+              {.filters = 3,
+               .kernel_h = kernel,
+               .kernel_w = kernel,
+               .stride_h = stride,
+               .stride_w = stride,
+               .padding = padding,
+               .activation = activation});
   require_gradients_match(conv, random_batch(2, in, 2));
 }
 
 TEST_CASE("MaxPool2D gradients match finite differences") {
   const auto padding = GENERATE(Padding::kValid, Padding::kSame);
   const Shape in{5, 5, 2};
-  MaxPool2D pool("p", in, {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2,
-                           .padding = padding});
+  MaxPool2D pool("p", in,
+                 {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2, .padding = padding});
   require_gradients_match(pool, random_batch(2, in, 3));
 }
 
@@ -122,8 +128,8 @@ TEST_CASE("A sequential stack passes gradients through every layer") {
   std::vector<LayerPtr> layers;
   // No ReLU here: its kink, followed by pooling and batch statistics, puts
   // some weights within epsilon of a non-differentiable point.
-  layers.push_back(std::make_unique<Conv2D>(
-      "c", in, Conv2DOptions{.filters = 2, .kernel_h = 3, .kernel_w = 3}));
+  layers.push_back(
+      std::make_unique<Conv2D>("c", in, Conv2DOptions{.filters = 2, .kernel_h = 3, .kernel_w = 3}));
   layers.push_back(std::make_unique<MaxPool2D>("p", Shape{4, 4, 2}, MaxPool2DOptions{}));
   layers.push_back(std::make_unique<Flatten>("f", Shape{2, 2, 2}));
   layers.push_back(std::make_unique<BatchNorm>("bn", Shape::flat(8), BatchNormOptions{}));

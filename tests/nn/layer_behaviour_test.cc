@@ -1,0 +1,120 @@
+// What layers do beyond their gradients: BatchNorm's two modes and moving
+// statistics, dropout's scaling and seeding, regularizer penalties, and the
+// errors that guard a layer's input.
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "gradient_check.h"
+#include "nn/layers/batch_norm.h"
+#include "nn/layers/dropout.h"
+#include "nn/layers/embedding.h"
+#include "nn/regularizer.h"
+
+using namespace distlab::nn;
+using namespace distlab::nn::testing;
+using Catch::Matchers::WithinAbs;
+
+TEST_CASE("BatchNorm normalises with batch statistics in training") {
+  BatchNorm bn("bn", Shape::flat(2), {.momentum = 0.9f, .epsilon = 1e-5f});
+  BoundLayer bound(bn);
+  std::fill(bound.params.begin(), bound.params.end(), 0.0f);
+  bound.params[0] = bound.params[1] = 1.0f;  // gamma
+  bound.state = {0.0f, 0.0f, 1.0f, 1.0f};    // moving mean, moving variance
+  const Matrix x{{1, 10}, {3, 10}, {5, 40}, {7, 40}};
+  Matrix y;
+  bn.forward(x, y, {Phase::kTrain, 0});
+
+  SECTION("each feature has mean 0 and variance 1") {
+    for (int c = 0; c < 2; ++c) {
+      CHECK_THAT(y.col(c).mean(), WithinAbs(0.0, 1e-6));
+      CHECK_THAT((y.col(c).array().square()).mean(), WithinAbs(1.0, 1e-4));
+    }
+  }
+  SECTION("the moving statistics move toward the batch's") {
+    // batch means 4 and 25, biased variances 5 and 225
+    CHECK_THAT(bound.state[0], WithinAbs(0.1 * 4, 1e-6));
+    CHECK_THAT(bound.state[1], WithinAbs(0.1 * 25, 1e-5));
+    CHECK_THAT(bound.state[2], WithinAbs(0.9 + 0.1 * 5, 1e-5));
+    CHECK_THAT(bound.state[3], WithinAbs(0.9 + 0.1 * 225, 1e-4));
+  }
+  SECTION("inference uses the moving statistics and leaves them alone") {
+    bound.state = {2.0f, 0.0f, 4.0f, 1.0f};
+    Matrix out;
+    bn.forward(Matrix{{6, 3}}, out, {Phase::kInfer, 0});
+    CHECK_THAT(out(0, 0), WithinAbs((6 - 2) / std::sqrt(4 + 1e-5), 1e-5));
+    CHECK_THAT(out(0, 1), WithinAbs(3 / std::sqrt(1 + 1e-5), 1e-5));
+    CHECK(bound.state == std::vector<float>{2.0f, 0.0f, 4.0f, 1.0f});
+  }
+}
+
+TEST_CASE("BatchNorm on images normalises each channel over batch and space") {
+  const Shape in{2, 2, 2};
+  BatchNorm bn("bn", in, {});
+  BoundLayer bound(bn);
+  std::fill(bound.params.begin(), bound.params.end(), 0.0f);
+  bound.params[0] = bound.params[1] = 1.0f;
+  const Matrix x = random_batch(3, in, 5);
+  Matrix y;
+  bn.forward(x, y, {Phase::kTrain, 0});
+  const ConstMatrixMap channels(y.data(), 12, 2);
+  CHECK_THAT(channels.col(0).mean(), WithinAbs(0.0, 1e-6));
+  CHECK_THAT(channels.col(1).mean(), WithinAbs(0.0, 1e-6));
+}
+
+TEST_CASE("Inverted dropout zeroes about rate of the values and rescales the rest") {
+  Dropout dropout("drop", Shape::flat(1000), 0.3f);
+  dropout.seed(17);
+  const Matrix x = Matrix::Ones(20, 1000);
+  Matrix y;
+  dropout.forward(x, y, {Phase::kTrain, 3});
+  const double zeros = (y.array() == 0.0f).count() / 20000.0;
+  CHECK_THAT(zeros, WithinAbs(0.3, 0.02));
+  CHECK(((y.array() == 0.0f) || (y.array() - 1.0f / 0.7f).abs() < 1e-6f).all());
+  CHECK_THAT(y.mean(), WithinAbs(1.0, 0.03));  // the expectation is kept
+
+  SECTION("the same step draws the same mask, another step another") {
+    Matrix again, other;
+    dropout.forward(x, again, {Phase::kTrain, 3});
+    dropout.forward(x, other, {Phase::kTrain, 4});
+    CHECK(again == y);
+    CHECK(other != y);
+  }
+  SECTION("inference is the identity") {
+    Matrix out;
+    dropout.forward(x, out, {Phase::kInfer, 3});
+    CHECK(out == x);
+  }
+}
+
+TEST_CASE("Regularizers add Keras' penalties and their gradients") {
+  const Regularizer r{.l1 = 0.1f, .l2 = 0.01f};
+  const std::vector<float> w{2.0f, -3.0f, 0.0f};
+  CHECK_THAT(r.penalty(w), WithinAbs(0.1 * 5 + 0.01 * 13, 1e-7));
+  std::vector<float> g{1.0f, 1.0f, 1.0f};
+  r.add_gradient(w, g);
+  CHECK_THAT(g[0], WithinAbs(1 + 0.1 + 0.04, 1e-6));
+  CHECK_THAT(g[1], WithinAbs(1 - 0.1 - 0.06, 1e-6));
+  CHECK_THAT(g[2], WithinAbs(1.0, 1e-7));  // sign(0) = 0
+}
+
+TEST_CASE("An embedding refuses ids outside its vocabulary") {
+  Embedding emb("taxi", Shape::flat(2), {.first_column = 0, .vocab = {3, 4}, .dim = 2});
+  BoundLayer bound(emb);
+  Matrix y;
+  CHECK_NOTHROW(emb.forward(Matrix{{2, 3}}, y, {}));
+  CHECK_THROWS_WITH(emb.forward(Matrix{{1, 4}}, y, {}),
+                    Catch::Matchers::Contains("input column 1 of example 0 holds 4") &&
+                        Catch::Matchers::Contains("vocabulary of 4"));
+  CHECK_THROWS(emb.forward(Matrix{{0.5f, 1}}, y, {}));
+  CHECK_THROWS(emb.forward(Matrix{{-1, 1}}, y, {}));
+}
+
+TEST_CASE("An embedding looks up one table row per column") {
+  Embedding emb("e", Shape::flat(2), {.first_column = 0, .vocab = {2, 3}, .dim = 2});
+  BoundLayer bound(emb);
+  std::iota(bound.params.begin(), bound.params.end(), 0.0f);  // row r holds (2r, 2r+1)
+  Matrix y;
+  emb.forward(Matrix{{1, 2}}, y, {});
+  // column 0, id 1 -> table row 1; column 1, id 2 -> row 2 + 2 = 4
+  CHECK(y == Matrix{{2, 3, 8, 9}});
+}

@@ -1,0 +1,105 @@
+// The shipped lab models load with Keras' parameter counts, and broken specs
+// are refused with the file, the line and the key.
+#include "nn/model_spec.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/error.h"
+#include "nn/data/taxi.h"
+#include "nn/model.h"
+
+using namespace distlab::nn;
+
+namespace {
+
+std::string models_dir() {
+  return std::string(DISTLAB_SOURCE_DIR) + "/scenarios/models/";
+}
+std::string bad_dir() {
+  return std::string(DISTLAB_SOURCE_DIR) + "/tests/nn/bad_specs/";
+}
+
+int64_t trainable_count(const std::string& file) {
+  return Model(load_model_spec(models_dir() + file), 1).trainable_layout().size();
+}
+
+}  // namespace
+
+TEST_CASE("The lab models have Keras' parameter counts") {
+  CHECK(trainable_count("mnist_cnn.yaml") == 93322);
+  CHECK(trainable_count("cifar10_mlp.yaml") == 1447500);
+  const Model mlp(load_model_spec(models_dir() + "cifar10_mlp.yaml"), 1);
+  CHECK(mlp.state_layout().size() == 3060);  // BatchNorm moving statistics
+}
+
+TEST_CASE("The lab specs carry the labs' hyper-parameters") {
+  const auto cnn = load_model_spec(models_dir() + "mnist_cnn.yaml");
+  CHECK(cnn.input == Shape{28, 28, 1});
+  CHECK(cnn.batch_size == 128);
+  CHECK(cnn.optimizer.kind == "sgd");
+  CHECK(cnn.optimizer.sgd.learning_rate == 0.01f);
+  CHECK(cnn.optimizer.sgd.momentum == 0.9f);
+  const auto mlp = load_model_spec(models_dir() + "cifar10_mlp.yaml");
+  CHECK(mlp.optimizer.kind == "adam");
+  CHECK(mlp.optimizer.adam.learning_rate == 0.01f);
+  REQUIRE(mlp.reduce_lr_on_plateau.has_value());
+  CHECK(mlp.reduce_lr_on_plateau->factor == 0.1f);
+}
+
+TEST_CASE("The wide and deep model matches the taxi feature layout") {
+  const auto spec = load_model_spec(models_dir() + "taxi_wide_deep.yaml");
+  CHECK(spec.input == Shape::flat(kTaxiFeatureCount));
+  CHECK(spec.num_classes == 2);
+  // Every embedding table's vocabulary matches the columns it reads.
+  const Model model(spec, 1);
+  int tables = 0;
+  for (const auto& block : model.trainable_layout().blocks()) {
+    if (block.name.find("/table") == std::string::npos) continue;
+    ++tables;
+    const int first = block.name.starts_with("wide") ? kTaxiNumericFeatures : kTaxiStartHour;
+    const int last = block.name.starts_with("wide") ? kTaxiFeatureCount : kTaxiCompany + 1;
+    int rows = 0;
+    for (int c = first; c < last; ++c) rows += kTaxiColumns[c].vocab;
+    CAPTURE(block.name);
+    CHECK(block.rows == rows);
+  }
+  CHECK(tables == 2);
+}
+
+TEST_CASE("Broken model specs are refused with file, line and key") {
+  using Row = std::tuple<std::string, std::string>;
+  const auto [file, expected] = GENERATE(table<std::string, std::string>({
+      Row{"unknown_layer.yaml",
+          "unknown_layer.yaml:5: layers[0]: unknown layer 'dens' (did you mean 'dense'?)"},
+      Row{"unknown_key.yaml",
+          "unknown_key.yaml:5: layers[0].dense.activaton: unknown key (did you mean "
+          "'activation'?)"},
+      Row{"wrong_type.yaml",
+          "wrong_type.yaml:5: layers[0].dense.units: expected an integer, got 'two'"},
+      Row{"kernel_too_big.yaml",
+          "kernel_too_big.yaml:5: layers[0].conv2d: conv2d 'conv2d_1': a 5x5 kernel does not fit "
+          "input (4, 4, 1) with valid padding (the input of this layer is (4, 4, 1))"},
+      Row{"classes_mismatch.yaml",
+          "classes_mismatch.yaml:6: layers[1]: the last layer gives 2 values per example, but the "
+          "model has 3 classes"},
+      Row{"negative_rate.yaml",
+          "negative_rate.yaml:5: layers[0].dropout.rate: must be between 0 and 0.99, got -0.5"},
+      Row{"unknown_optimizer.yaml",
+          "unknown_optimizer.yaml:6: optimizer: unknown optimizer 'rmsprop' (one of: sgd, adam)"},
+      Row{"embedding_outside.yaml",
+          "embedding_outside.yaml:5: layers[0].embedding: embedding 'embedding_1': columns 2..3 "
+          "lie outside the input of 3 values"},
+      Row{"missing_layers.yaml",
+          "missing_layers.yaml:1: (top level): missing required key 'layers'"},
+      Row{"bad_yaml.yaml", "bad_yaml.yaml:3: not valid YAML"},
+      Row{"no_such_file.yaml", "no_such_file.yaml: cannot open the file"},
+  }));
+  CAPTURE(file);
+  try {
+    load_model_spec(bad_dir() + file);
+    FAIL("the spec was accepted");
+  } catch (const distlab::ConfigError& e) {
+    const std::string message = e.what();
+    CHECK_THAT(message, Catch::Matchers::StartsWith(bad_dir() + expected));
+  }
+}

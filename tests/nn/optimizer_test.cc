@@ -1,0 +1,75 @@
+// Optimizer steps and the plateau schedule against values computed by hand.
+#include "nn/optimizer.h"
+
+#include <catch2/catch.hpp>
+
+#include "nn/lr_schedule.h"
+
+using namespace distlab::nn;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("SGD with momentum accumulates a velocity") {
+  Sgd sgd(2, {.learning_rate = 0.1f, .momentum = 0.9f});
+  std::vector<float> w{1.0f, -2.0f};
+  const std::vector<float> g{0.5f, 1.0f};
+  sgd.step(w, g);  // v = -0.05, -0.1
+  CHECK_THAT(w[0], WithinAbs(0.95, 1e-7));
+  CHECK_THAT(w[1], WithinAbs(-2.1, 1e-7));
+  sgd.step(w, g);  // v = 0.9 * -0.05 - 0.05 = -0.095; 0.9 * -0.1 - 0.1 = -0.19
+  CHECK_THAT(w[0], WithinAbs(0.855, 1e-6));
+  CHECK_THAT(w[1], WithinAbs(-2.29, 1e-6));
+  CHECK(sgd.steps() == 2);
+}
+
+TEST_CASE("Nesterov SGD looks ahead by one momentum step") {
+  Sgd sgd(1, {.learning_rate = 0.1f, .momentum = 0.9f, .nesterov = true});
+  std::vector<float> w{1.0f};
+  const std::vector<float> g{1.0f};
+  sgd.step(w, g);  // v = -0.1; w += 0.9 * -0.1 - 0.1 = -0.19
+  CHECK_THAT(w[0], WithinAbs(0.81, 1e-6));
+}
+
+TEST_CASE("Adam takes bias-corrected steps") {
+  Adam adam(1, {.learning_rate = 0.01f});
+  std::vector<float> w{1.0f};
+  // First step: m_hat = g, v_hat = g^2, so the step is lr * g / (|g| + eps).
+  adam.step(w, std::vector<float>{2.0f});
+  CHECK_THAT(w[0], WithinAbs(1.0 - 0.01 * 2.0 / (2.0 + 1e-7), 1e-7));
+  // Second step with g = 1, from m = 0.2 and v = 0.004:
+  // m = 0.9 * 0.2 + 0.1 * 1 = 0.28, v = 0.999 * 0.004 + 0.001 * 1 = 0.004996,
+  // m_hat = m / (1 - 0.9^2), v_hat = v / (1 - 0.999^2).
+  adam.step(w, std::vector<float>{1.0f});
+  const double m_hat = 0.28 / 0.19, v_hat = 0.004996 / (1 - 0.999 * 0.999);
+  const double expected =
+      1.0 - 0.01 * 2.0 / (2.0 + 1e-7) - 0.01 * m_hat / (std::sqrt(v_hat) + 1e-7);
+  CHECK_THAT(w[0], WithinAbs(expected, 1e-6));
+}
+
+TEST_CASE("Optimizers refuse spans of the wrong size") {
+  Sgd sgd(3, {});
+  std::vector<float> w(2), g(2);
+  CHECK_THROWS(sgd.step(w, g));
+}
+
+TEST_CASE("The plateau schedule cuts the rate after patience observations") {
+  ReduceLrOnPlateau plateau(
+      {.factor = 0.5f, .patience = 2, .min_delta = 0.01f, .cooldown = 1, .min_lr = 0.2f});
+  // Each row: the observed loss and the learning rate that must follow.
+  const std::vector<std::pair<double, float>> trace{
+      {1.0, 1.0f},    // first value: the best so far
+      {0.995, 1.0f},  // not better by min_delta: wait 1
+      {0.999, 0.5f},  // wait 2 = patience: cut, then cool down for 1
+      {2.0, 0.5f},    // the cooldown ends and, as in Keras, this counts as wait 1
+      {2.0, 0.25f},   // wait 2: cut
+      {0.5, 0.25f},   // a real improvement resets the wait
+      {0.5, 0.25f},   // wait 1
+      {0.5, 0.2f},    // wait 2: cut to 0.125, floored at min_lr
+  };
+  float lr = 1.0f;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    lr = plateau.observe(trace[i].first, lr);
+    CAPTURE(i);
+    CHECK(lr == trace[i].second);
+  }
+}
