@@ -20,9 +20,12 @@ std::string config_message(const std::string& path, int line, const std::string&
 
 ConfigError::ConfigError(const std::string& path, int line, const std::string& key,
                          const std::string& problem, const std::string& hint)
-    : Error(config_message(path, line, key, problem, hint)), path_(path), line_(line), key_(key) {}
+    : InputError(config_message(path, line, key, problem, hint)),
+      path_(path),
+      line_(line),
+      key_(key) {}
 
 DataError::DataError(const std::string& path, const std::string& problem)
-    : Error(path + ": " + problem), path_(path) {}
+    : InputError(path + ": " + problem), path_(path) {}
 
 }  // namespace distlab

@@ -17,9 +17,16 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Input the user must fix (a file, a name, an option), as opposed to a
+// failure of the run itself: commands exit with kExitBadInput for these.
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A configuration file (model spec, scenario) that cannot be used.
 // what(): "path:line: key: problem (hint)".
-class ConfigError : public Error {
+class ConfigError : public InputError {
  public:
   ConfigError(const std::string& path, int line, const std::string& key, const std::string& problem,
               const std::string& hint = "");
@@ -35,7 +42,7 @@ class ConfigError : public Error {
 };
 
 // A data file that is missing, truncated or malformed. what(): "path: problem".
-class DataError : public Error {
+class DataError : public InputError {
  public:
   DataError(const std::string& path, const std::string& problem);
 

@@ -14,8 +14,17 @@ std::string to_string(Activation a) {
   return a == Activation::kRelu ? "relu" : "none";
 }
 
-void apply_activation(Activation a, Matrix& y) {
-  if (a == Activation::kRelu) y = y.cwiseMax(0.0f);
+void add_bias_and_activate(Activation a, MatrixMap z, const float* bias) {
+  if (bias) {
+    const ConstRowVectorMap b(bias, z.cols());
+    if (a == Activation::kRelu) {
+      z = (z.rowwise() + b).cwiseMax(0.0f);
+    } else {
+      z.rowwise() += b;
+    }
+  } else if (a == Activation::kRelu) {
+    z = z.cwiseMax(0.0f);
+  }
 }
 
 const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz) {

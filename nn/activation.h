@@ -13,8 +13,9 @@ enum class Activation { kNone, kRelu };
 Activation parse_activation(const std::string& name);  // "none" | "relu"
 std::string to_string(Activation a);
 
-// y = act(y), in place.
-void apply_activation(Activation a, Matrix& y);
+// z = act(z + bias), in place, in one pass over z: z is (rows, units) and
+// bias, when not null, holds `units` values.
+void add_bias_and_activate(Activation a, MatrixMap z, const float* bias);
 // The gradient before the activation, dz = dy * act'(y), given its output y.
 // Returns dy itself when the activation is the identity (no copy).
 const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz);

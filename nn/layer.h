@@ -43,6 +43,9 @@ class Layer {
   // Adds this layer's blocks to the model's layouts (trainable, state) and
   // keeps a copy of each block it added, offsets included.
   virtual void declare(ParameterLayout& /*trainable*/, ParameterLayout& /*state*/) {}
+  // Whether the layer (or one inside it) owns trainable parameters: the
+  // backward pass of a chain can stop at the first layer that does.
+  virtual bool has_parameters() const { return false; }
   // Points the layer at the allocated buffers; called once, after declare.
   virtual void bind(const ParameterBuffers& buffers) { buffers_ = buffers; }
   // Seeds the layer's own randomness (dropout); weights are initialised by

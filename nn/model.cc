@@ -60,9 +60,9 @@ LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> la
   network_->backward(x, logits, dlogits_, nullptr);
   for (const auto& block : trainable_.blocks()) {
     if (!block.regularizer.active()) continue;
-    const auto w = std::span<const float>(params_).subspan(block.offset, block.size());
-    block.regularizer.add_gradient(w, std::span(grads_).subspan(block.offset, block.size()));
-    result.loss += block.regularizer.penalty(w);
+    result.loss +=
+        block.regularizer.apply(std::span<const float>(params_).subspan(block.offset, block.size()),
+                                std::span(grads_).subspan(block.offset, block.size()));
   }
   return result;
 }

@@ -13,6 +13,8 @@ struct Regularizer {
   bool active() const { return l1 != 0 || l2 != 0; }
   double penalty(std::span<const float> w) const;
   void add_gradient(std::span<const float> w, std::span<float> grad) const;
+  // Both at once, for the training step: adds the gradient, returns the penalty.
+  double apply(std::span<const float> w, std::span<float> grad) const;
 };
 
 }  // namespace distlab::nn

@@ -1,5 +1,7 @@
 #include "nn/layers/branches.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace distlab::nn {
@@ -33,6 +35,11 @@ Branches::Branches(std::string name, Shape input, std::vector<std::unique_ptr<Se
 
 void Branches::declare(ParameterLayout& trainable, ParameterLayout& state) {
   for (auto& p : paths_) p->declare(trainable, state);
+}
+
+bool Branches::has_parameters() const {
+  return std::any_of(paths_.begin(), paths_.end(),
+                     [](const auto& p) { return p->has_parameters(); });
 }
 
 void Branches::bind(const ParameterBuffers& buffers) {

@@ -17,6 +17,7 @@ class Branches : public Layer {
 
   std::string kind() const override { return "branches"; }
   void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  bool has_parameters() const override;
   void bind(const ParameterBuffers& buffers) override;
   void seed(uint64_t seed) override;
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;

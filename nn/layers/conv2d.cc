@@ -1,7 +1,8 @@
 #include "nn/layers/conv2d.h"
 
+#include <omp.h>
+
 #include <algorithm>
-#include <cstring>
 
 #include "common/error.h"
 
@@ -21,6 +22,11 @@ AxisGeometry axis_geometry(int in, int kernel, int stride, Padding padding) {
 }
 
 namespace {
+
+// About this many patch values per chunk, so that a chunk's patches, output
+// and gradients stay within a core's L2 cache.
+// (Measured on the lab CNN: 32K to 512K values; 64K was fastest.)
+constexpr int64_t kChunkValues = 1 << 16;
 
 Shape conv_output(Shape in, const Conv2DOptions& o) {
   const auto h = axis_geometry(in.height, o.kernel_h, o.stride_h, o.padding);
@@ -55,19 +61,22 @@ void Conv2D::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
   }
 }
 
+Conv2D::Scratch& Conv2D::scratch() {
+  return scratch_[omp_get_thread_num()];
+}
+
 // Each patch row holds, for every (kh, kw), the C channels of one input pixel:
 // contiguous in NHWC, so a row is built from KH*KW short copies.
-void Conv2D::im2col(const Matrix& x) {
+void Conv2D::im2col(const Matrix& x, Eigen::Index first, Eigen::Index count,
+                    Matrix& patches) const {
   const Shape in = input_shape();
   const int channels = in.channels;
-  const auto batch = x.rows();
-  patches_.resize(batch * positions(), patch_size());
-#pragma omp parallel for schedule(static)
-  for (Eigen::Index n = 0; n < batch; ++n) {
+  patches.resize(count * positions(), patch_size());
+  float* patch = patches.data();
+  for (Eigen::Index n = first; n < first + count; ++n) {
     const float* image = x.row(n).data();
     for (int oh = 0; oh < out_h_.out; ++oh) {
       for (int ow = 0; ow < out_w_.out; ++ow) {
-        float* patch = patches_.row((n * out_h_.out + oh) * out_w_.out + ow).data();
         for (int kh = 0; kh < opt_.kernel_h; ++kh) {
           const int ih = oh * opt_.stride_h - out_h_.pad_before + kh;
           for (int kw = 0; kw < opt_.kernel_w; ++kw, patch += channels) {
@@ -75,8 +84,10 @@ void Conv2D::im2col(const Matrix& x) {
             if (ih < 0 || ih >= in.height || iw < 0 || iw >= in.width) {
               std::fill_n(patch, channels, 0.0f);
             } else {
-              std::memcpy(patch, image + (int64_t{ih} * in.width + iw) * channels,
-                          sizeof(float) * channels);
+              // A plain loop, not memcpy: with one channel (the first layer
+              // of image models) a call per value would dominate.
+              const float* pixel = image + (int64_t{ih} * in.width + iw) * channels;
+              for (int c = 0; c < channels; ++c) patch[c] = pixel[c];
             }
           }
         }
@@ -86,16 +97,16 @@ void Conv2D::im2col(const Matrix& x) {
 }
 
 // The adjoint of im2col: every patch entry adds back into its input pixel.
-void Conv2D::col2im(const Matrix& dpatches, Matrix& dx) const {
+void Conv2D::col2im(const Matrix& dpatches, Eigen::Index first, Eigen::Index count,
+                    Matrix& dx) const {
   const Shape in = input_shape();
   const int channels = in.channels;
-  dx.setZero();
-#pragma omp parallel for schedule(static)
-  for (Eigen::Index n = 0; n < dx.rows(); ++n) {
+  const float* patch = dpatches.data();
+  for (Eigen::Index n = first; n < first + count; ++n) {
     float* image = dx.row(n).data();
+    std::fill_n(image, dx.cols(), 0.0f);
     for (int oh = 0; oh < out_h_.out; ++oh) {
       for (int ow = 0; ow < out_w_.out; ++ow) {
-        const float* patch = dpatches.row((n * out_h_.out + oh) * out_w_.out + ow).data();
         for (int kh = 0; kh < opt_.kernel_h; ++kh) {
           const int ih = oh * opt_.stride_h - out_h_.pad_before + kh;
           for (int kw = 0; kw < opt_.kernel_w; ++kw, patch += channels) {
@@ -110,25 +121,72 @@ void Conv2D::col2im(const Matrix& dpatches, Matrix& dx) const {
   }
 }
 
+Eigen::Index Conv2D::chunk_examples(Eigen::Index batch) const {
+  // Even chunks of about kChunkValues patch values. The plan depends on the
+  // batch and the shapes only, never on the thread count.
+  const int64_t values = batch * positions() * patch_size();
+  const Eigen::Index chunks = std::max<Eigen::Index>(1, (values + kChunkValues / 2) / kChunkValues);
+  return std::max<Eigen::Index>(1, (batch + chunks - 1) / chunks);
+}
+
 void Conv2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
-  im2col(x);
-  y.resize(x.rows(), output_shape().size());
-  MatrixMap out(y.data(), patches_.rows(), opt_.filters);  // (N*OH*OW, F) view of y
-  out.noalias() = patches_ * param(kernel_);
-  if (opt_.use_bias) out.rowwise() += RowVectorMap(param(bias_).data(), opt_.filters);
-  apply_activation(opt_.activation, y);
+  const Eigen::Index batch = x.rows();
+  const Eigen::Index per_chunk = chunk_examples(batch);
+  const Eigen::Index chunks = (batch + per_chunk - 1) / per_chunk;
+  y.resize(batch, output_shape().size());
+  scratch_.resize(omp_get_max_threads());
+  const auto kernel = param(kernel_);
+  const float* bias = opt_.use_bias ? param(bias_).data() : nullptr;
+#pragma omp parallel for schedule(dynamic)
+  for (Eigen::Index c = 0; c < chunks; ++c) {
+    const Eigen::Index first = c * per_chunk;
+    const Eigen::Index count = std::min(per_chunk, batch - first);
+    Matrix& patches = scratch().patches;
+    im2col(x, first, count, patches);
+    MatrixMap out(y.row(first).data(), patches.rows(), opt_.filters);  // (rows, F) view of y
+    out.noalias() = patches * kernel;
+    add_bias_and_activate(opt_.activation, out, bias);
+  }
 }
 
 void Conv2D::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) {
-  const Matrix& dz = activation_backward(opt_.activation, y, dy, dz_);
-  ConstMatrixMap dz_rows(dz.data(), patches_.rows(), opt_.filters);  // (N*OH*OW, F)
-  grad(kernel_).noalias() += patches_.transpose() * dz_rows;
-  if (opt_.use_bias) grad(bias_) += dz_rows.colwise().sum();
-  if (dx) {
-    dpatches_.resize(patches_.rows(), patches_.cols());
-    dpatches_.noalias() = dz_rows * param(kernel_).transpose();
-    dx->resize(x.rows(), x.cols());
-    col2im(dpatches_, *dx);
+  const Eigen::Index batch = x.rows();
+  const Eigen::Index per_chunk = chunk_examples(batch);
+  const Eigen::Index chunks = (batch + per_chunk - 1) / per_chunk;
+  scratch_.resize(omp_get_max_threads());
+  kernel_part_.resize(chunks);
+  bias_part_.resize(chunks);
+  if (dx) dx->resize(batch, x.cols());
+  const auto kernel = param(kernel_);
+#pragma omp parallel for schedule(dynamic)
+  for (Eigen::Index c = 0; c < chunks; ++c) {
+    const Eigen::Index first = c * per_chunk;
+    const Eigen::Index count = std::min(per_chunk, batch - first);
+    const Eigen::Index rows = count * positions();
+    Scratch& s = scratch();
+    // dz = dy * act'(y) for this chunk's rows, as a (rows, F) matrix.
+    const ConstMatrixMap y_rows(y.row(first).data(), rows, opt_.filters);
+    const ConstMatrixMap dy_rows(dy.row(first).data(), rows, opt_.filters);
+    s.dz.resize(rows, opt_.filters);
+    if (opt_.activation == Activation::kRelu) {
+      s.dz.array() = (y_rows.array() > 0.0f).select(dy_rows.array(), 0.0f);
+    } else {
+      s.dz = dy_rows;
+    }
+    im2col(x, first, count, s.patches);
+    kernel_part_[c].noalias() = s.patches.transpose() * s.dz;
+    bias_part_[c] = s.dz.colwise().sum();
+    if (dx) {
+      s.dpatches.noalias() = s.dz * kernel.transpose();
+      col2im(s.dpatches, first, count, *dx);
+    }
+  }
+  // Chunk order, not thread order: the sum is the same for any thread count.
+  auto kernel_grad = grad(kernel_);
+  for (const Matrix& part : kernel_part_) kernel_grad += part;
+  if (opt_.use_bias) {
+    auto bias_grad = grad(bias_);
+    for (const RowVector& part : bias_part_) bias_grad += part;
   }
 }
 

@@ -1,7 +1,16 @@
-// 2-D convolution over NHWC rows, as im2col followed by one GEMM for the
-// whole batch: y (N*OH*OW, F) = patches (N*OH*OW, KH*KW*C) * W (KH*KW*C, F).
-// The GEMM's row-major output is already the NHWC batch of the next layer.
+// 2-D convolution over NHWC rows, as im2col followed by a GEMM:
+// y (N*OH*OW, F) = patches (N*OH*OW, KH*KW*C) * W (KH*KW*C, F), whose
+// row-major output is already the NHWC batch of the next layer.
+//
+// The batch is processed in chunks of a few examples whose patches fit in a
+// core's cache: each chunk's im2col, GEMM, bias and activation run while the
+// data are hot, chunks run in parallel, and the patches are rebuilt in
+// backward rather than kept (a full batch's would be tens of megabytes per
+// replica). Weight gradients are summed per chunk in chunk order, so the
+// result does not depend on the number of threads.
 #pragma once
+
+#include <vector>
 
 #include "nn/activation.h"
 #include "nn/layer.h"
@@ -38,23 +47,35 @@ class Conv2D : public Layer {
 
   std::string kind() const override { return "conv2d"; }
   void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  bool has_parameters() const override { return true; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
   LayerCost cost(int batch) const override;
 
  private:
-  void im2col(const Matrix& x);
-  void col2im(const Matrix& dpatches, Matrix& dx) const;
+  // Per-thread buffers, reused from step to step.
+  struct Scratch {
+    Matrix patches;   // (chunk rows, KH*KW*C)
+    Matrix dz;        // (chunk rows, F) gradient before the activation
+    Matrix dpatches;  // (chunk rows, KH*KW*C)
+  };
+
+  // Patches of examples [first, first + count) into `patches`.
+  void im2col(const Matrix& x, Eigen::Index first, Eigen::Index count, Matrix& patches) const;
+  // Adds patch gradients back into the input pixels of those examples.
+  void col2im(const Matrix& dpatches, Eigen::Index first, Eigen::Index count, Matrix& dx) const;
   int64_t positions() const { return int64_t{out_h_.out} * out_w_.out; }
   int patch_size() const { return opt_.kernel_h * opt_.kernel_w * input_shape().channels; }
+  Scratch& scratch();
+  Eigen::Index chunk_examples(Eigen::Index batch) const;
 
   Conv2DOptions opt_;
   AxisGeometry out_h_, out_w_;
-  ParamBlock kernel_;  // (KH*KW*C, F), rows ordered (kh, kw, c)
-  ParamBlock bias_;    // (1, F)
-  Matrix patches_;     // (N*OH*OW, KH*KW*C), kept from forward for dW
-  Matrix dz_;          // (N, OH*OW*F) gradient before the activation
-  Matrix dpatches_;    // (N*OH*OW, KH*KW*C)
+  ParamBlock kernel_;                 // (KH*KW*C, F), rows ordered (kh, kw, c)
+  ParamBlock bias_;                   // (1, F)
+  std::vector<Scratch> scratch_;      // one per thread
+  std::vector<Matrix> kernel_part_;   // per chunk: its share of dW
+  std::vector<RowVector> bias_part_;  // per chunk: its share of db
 };
 
 }  // namespace distlab::nn

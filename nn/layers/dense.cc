@@ -19,8 +19,8 @@ void Dense::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
 void Dense::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
   y.resize(x.rows(), options_.units);
   y.noalias() = x * param(kernel_);
-  if (options_.use_bias) y.rowwise() += RowVectorMap(param(bias_).data(), options_.units);
-  apply_activation(options_.activation, y);
+  add_bias_and_activate(options_.activation, MatrixMap(y.data(), y.rows(), y.cols()),
+                        options_.use_bias ? param(bias_).data() : nullptr);
 }
 
 void Dense::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) {

@@ -20,6 +20,7 @@ class Dense : public Layer {
 
   std::string kind() const override { return "dense"; }
   void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  bool has_parameters() const override { return true; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
   LayerCost cost(int batch) const override;

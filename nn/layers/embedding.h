@@ -25,6 +25,7 @@ class Embedding : public Layer {
 
   std::string kind() const override { return "embedding"; }
   void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  bool has_parameters() const override { return true; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   // Ids are not differentiable: dx is zero.
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;

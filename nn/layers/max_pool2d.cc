@@ -33,19 +33,24 @@ void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*
     int32_t* where = argmax_.data() + n * out_size;
     for (int oh = 0; oh < out_h_.out; ++oh) {
       for (int ow = 0; ow < out_w_.out; ++ow) {
-        const int64_t o = (int64_t{oh} * out_w_.out + ow) * channels;
-        std::fill_n(out + o, channels, -std::numeric_limits<float>::infinity());
-        std::fill_n(where + o, channels, -1);
+        float* __restrict best = out + (int64_t{oh} * out_w_.out + ow) * channels;
+        int32_t* __restrict best_at = where + (int64_t{oh} * out_w_.out + ow) * channels;
+        std::fill_n(best, channels, -std::numeric_limits<float>::infinity());
+        std::fill_n(best_at, channels, 0);
         for (int ph = 0; ph < opt_.pool_h; ++ph) {
           const int ih = oh * opt_.stride_h - out_h_.pad_before + ph;
           if (ih < 0 || ih >= in.height) continue;
           for (int pw = 0; pw < opt_.pool_w; ++pw) {
             const int iw = ow * opt_.stride_w - out_w_.pad_before + pw;
             if (iw < 0 || iw >= in.width) continue;
-            const auto i = static_cast<int32_t>((ih * in.width + iw) * channels);
+            const auto at = static_cast<int32_t>((ih * in.width + iw) * channels);
+            const float* __restrict pixel = image + at;
+            // Branch-free over channels (it vectorises); strictly greater,
+            // so the first maximum in scan order wins ties.
             for (int c = 0; c < channels; ++c) {
-              // Strictly greater: the first maximum in scan order wins ties.
-              if (image[i + c] > out[o + c]) out[o + c] = image[i + c], where[o + c] = i + c;
+              const bool greater = pixel[c] > best[c];
+              best_at[c] = greater ? at + c : best_at[c];
+              best[c] = greater ? pixel[c] : best[c];
             }
           }
         }

@@ -1,5 +1,7 @@
 #include "nn/layers/sequential.h"
 
+#include <algorithm>
+
 namespace distlab::nn {
 namespace {
 
@@ -12,6 +14,9 @@ Shape last_output(Shape input, const std::vector<LayerPtr>& layers) {
 Sequential::Sequential(std::string name, Shape input, std::vector<LayerPtr> layers)
     : Layer(std::move(name), input, last_output(input, layers)),
       layers_(std::move(layers)),
+      first_with_parameters_(std::find_if(layers_.begin(), layers_.end(),
+                                          [](const LayerPtr& l) { return l->has_parameters(); }) -
+                             layers_.begin()),
       outputs_(layers_.size()) {}
 
 void Sequential::declare(ParameterLayout& trainable, ParameterLayout& state) {
@@ -44,13 +49,15 @@ void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy
     if (dx) *dx = dy;
     return;
   }
+  // Without a caller that wants dx, the pass stops at the first layer with
+  // parameters, and that layer computes no input gradient: a model's first
+  // convolution or dense layer skips a whole GEMM, and the layers before it
+  // (a flatten, say) are not visited at all.
+  const std::size_t last = dx ? 0 : first_with_parameters_;
   const Matrix* grad_out = &dy;
-  for (std::size_t i = layers_.size(); i-- > 0;) {
+  for (std::size_t i = layers_.size(); i-- > last;) {
     const Matrix& in = i == 0 ? x : outputs_[i - 1];
-    // The first layer writes dx only when the caller wants it: the input
-    // gradient of a model's first layer is never needed, and skipping it
-    // saves a whole GEMM for the first convolution.
-    Matrix* grad_in = i == 0 ? dx : &scratch_[i % 2];
+    Matrix* grad_in = i == last ? dx : &scratch_[i % 2];
     layers_[i]->backward(in, outputs_[i], *grad_out, grad_in);
     grad_out = grad_in;
   }

@@ -17,6 +17,7 @@ class Sequential : public Layer {
   const std::vector<LayerPtr>& layers() const { return layers_; }
 
   void declare(ParameterLayout& trainable, ParameterLayout& state) override;
+  bool has_parameters() const override { return first_with_parameters_ < layers_.size(); }
   void bind(const ParameterBuffers& buffers) override;
   void seed(uint64_t seed) override;
 
@@ -30,8 +31,9 @@ class Sequential : public Layer {
 
  private:
   std::vector<LayerPtr> layers_;
-  std::vector<Matrix> outputs_;    // outputs_[i]: output of layers_[i]
-  std::array<Matrix, 2> scratch_;  // gradients between layers, used in turn
+  std::size_t first_with_parameters_;  // layers_.size() when none has any
+  std::vector<Matrix> outputs_;        // outputs_[i]: output of layers_[i]
+  std::array<Matrix, 2> scratch_;      // gradients between layers, used in turn
 };
 
 }  // namespace distlab::nn

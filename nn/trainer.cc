@@ -1,0 +1,48 @@
+#include "nn/trainer.h"
+
+#include <chrono>
+
+#include "common/error.h"
+
+namespace distlab::nn {
+
+Trainer::Trainer(Model& model, const Dataset& train, uint64_t seed)
+    : model_(model),
+      train_(train),
+      optimizer_(make_optimizer(model.spec().optimizer, model.parameters().size())),
+      sampler_(train.size(), model.spec().batch_size, seed, 0, 1) {
+  if (train.size() == 0) throw Error("the training set " + train.name + " is empty");
+  if (model.spec().reduce_lr_on_plateau) plateau_.emplace(*model.spec().reduce_lr_on_plateau);
+}
+
+EpochResult Trainer::train_epoch(const StepCallback& on_step) {
+  EpochResult r{.epoch = epoch_, .learning_rate = optimizer_->learning_rate()};
+  double loss_sum = 0;
+  int64_t correct = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t steps = sampler_.steps_per_epoch();
+  for (int64_t s = 0; s < steps; ++s) {
+    gather_batch(train_, sampler_.batch(epoch_, s), x_, y_);
+    const LossResult loss = model_.compute_gradients(x_, y_, step_++);
+    optimizer_->step(model_.parameters(), model_.gradients());
+    loss_sum += loss.loss;
+    correct += loss.correct;
+    r.examples += x_.rows();
+    if (on_step) on_step(s + 1, steps, loss.loss);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.steps = steps;
+  r.train_loss = loss_sum / static_cast<double>(steps);
+  r.train_accuracy = static_cast<double>(correct) / static_cast<double>(r.examples);
+  ++epoch_;
+  return r;
+}
+
+float Trainer::end_epoch(double monitored) {
+  if (plateau_) {
+    optimizer_->set_learning_rate(plateau_->observe(monitored, optimizer_->learning_rate()));
+  }
+  return optimizer_->learning_rate();
+}
+
+}  // namespace distlab::nn
