@@ -120,12 +120,13 @@ nlohmann::json measure(const std::string& path, const Options& o) {
   std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
   const double median = sorted[sorted.size() / 2];
   const double steady = spec.batch_size * step_seconds.size() / total;
-  std::printf("[%s] params=%zu: steady %.1f ex/s over %zu steps (median step %.2f ms), loss %.4f\n",
-              spec.name.c_str(), model.parameters().size(), steady, step_seconds.size(),
-              median * 1e3, loss);
+  std::printf(
+      "[%s] params=%lld: steady %.1f ex/s over %zu steps (median step %.2f ms), loss %.4f\n",
+      spec.name.c_str(), static_cast<long long>(model.parameter_count()), steady,
+      step_seconds.size(), median * 1e3, loss);
   std::fflush(stdout);
   return {{"model", spec.name},
-          {"params", model.parameters().size()},
+          {"params", model.parameter_count()},
           {"steps_timed", step_seconds.size()},
           {"steady_ex_per_s", steady},
           {"median_step_ms", median * 1e3},

@@ -35,6 +35,9 @@ class Model {
   const ParameterLayout& trainable_layout() const { return trainable_; }
   const ParameterLayout& state_layout() const { return state_layout_; }
 
+  // Trainable parameters, not counting the padding between blocks.
+  int64_t parameter_count() const { return trainable_.count(); }
+
   std::span<float> parameters() { return params_; }
   std::span<const float> parameters() const { return params_; }
   std::span<float> gradients() { return grads_; }
@@ -69,7 +72,7 @@ class Model {
   std::unique_ptr<Sequential> network_;
   ParameterLayout trainable_;
   ParameterLayout state_layout_;
-  std::vector<float> params_, grads_, state_;
+  FloatBuffer params_, grads_, state_;
   Matrix dlogits_;  // (N, classes), reused each step
   Matrix eval_x_;
   std::vector<int32_t> eval_y_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,20 +43,45 @@ struct ParamBlock {
   int64_t size() const { return int64_t{rows} * cols; }
 };
 
+// Blocks start on 64-byte boundaries of a 64-byte aligned buffer. Besides
+// whole cache lines per block, this makes results reproducible: Eigen picks
+// its vectorised or scalar path for a view from the view's address, and the
+// two can round differently, so every replica must see the same alignment.
+inline constexpr int64_t kBlockAlignFloats = 16;
+
 class ParameterLayout {
  public:
-  // Appends a block right after the previous one (no padding: the buffer
-  // size is the parameter count, and so are the bytes a strategy sends) and
-  // returns its index.
+  // Appends a block at the next aligned offset and returns its index.
   int add(ParamBlock block);
   const ParamBlock& block(int index) const { return blocks_[index]; }
   const std::vector<ParamBlock>& blocks() const { return blocks_; }
+  // Floats in the buffer, padding between blocks included (always zero).
   int64_t size() const { return size_; }
+  // Parameters proper: the sum of the block sizes.
+  int64_t count() const { return count_; }
 
  private:
   std::vector<ParamBlock> blocks_;
   int64_t size_ = 0;
+  int64_t count_ = 0;
 };
+
+// std::allocator with 64-byte alignment, for the flat buffers.
+template <typename T>
+struct CacheAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+
+  CacheAlignedAllocator() = default;
+  template <typename U>
+  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}
+
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
+  bool operator==(const CacheAlignedAllocator&) const = default;
+};
+
+using FloatBuffer = std::vector<float, CacheAlignedAllocator<float>>;
 
 // The three buffers a layer reads and writes, bound once after allocation.
 struct ParameterBuffers {

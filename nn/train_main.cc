@@ -47,7 +47,7 @@ void write_summary(const std::filesystem::path& dir, const Options& o, const Mod
                             {"seed", o.seed},
                             {"threads", o.threads},
                             {"batch_size", model.spec().batch_size},
-                            {"parameters", model.parameters().size()},
+                            {"parameters", model.parameter_count()},
                             {"epochs", epochs},
                             {"wall_seconds", wall_seconds}};
   if (!epochs.empty()) {
@@ -74,8 +74,8 @@ int run(const Options& o) {
   Model model(spec, o.seed);
   Trainer trainer(model, data.train, o.seed);
   if (!o.quiet) {
-    std::printf("training %s (%zu parameters) on %s: %lld examples, batch %d, %d epochs\n",
-                spec.name.c_str(), model.parameters().size(), o.data.c_str(),
+    std::printf("training %s (%lld parameters) on %s: %lld examples, batch %d, %d epochs\n",
+                spec.name.c_str(), static_cast<long long>(model.parameter_count()), o.data.c_str(),
                 static_cast<long long>(data.train.size()), spec.batch_size, o.epochs);
   }
   std::vector<nlohmann::json> epochs;

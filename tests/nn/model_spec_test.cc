@@ -20,7 +20,7 @@ std::string bad_dir() {
 }
 
 int64_t trainable_count(const std::string& file) {
-  return Model(load_model_spec(models_dir() + file), 1).trainable_layout().size();
+  return Model(load_model_spec(models_dir() + file), 1).trainable_layout().count();
 }
 
 }  // namespace
@@ -29,7 +29,7 @@ TEST_CASE("The lab models have Keras' parameter counts") {
   CHECK(trainable_count("mnist_cnn.yaml") == 93322);
   CHECK(trainable_count("cifar10_mlp.yaml") == 1447500);
   const Model mlp(load_model_spec(models_dir() + "cifar10_mlp.yaml"), 1);
-  CHECK(mlp.state_layout().size() == 3060);  // BatchNorm moving statistics
+  CHECK(mlp.state_layout().count() == 3060);  // BatchNorm moving statistics
 }
 
 TEST_CASE("The lab specs carry the labs' hyper-parameters") {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The ./train program as a user meets it: help, bad input (exit 2 with the
+# place of the problem), and a short run that leaves its files behind.
+# Usage: train_cli_test.sh PATH/TO/distlab-train SOURCE_DIR
+set -u
+train=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+check() {  # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+
+"$train" --help >"$work/help" 2>&1
+check "--help exits 0 and shows examples and data sources" \
+  grep -q "synthetic-taxi\[:N\]" "$work/help"
+
+"$train" "$work/missing.yaml" >"$work/out" 2>"$work/err"
+check "a missing model exits 2" test $? -eq 2
+check "... and names the file" grep -q "missing.yaml: cannot open the file" "$work/err"
+
+"$train" "$src/tests/nn/bad_specs/unknown_key.yaml" >"$work/out" 2>"$work/err"
+check "a broken model exits 2" test $? -eq 2
+check "... with file, line and key" grep -q "unknown_key.yaml:5: layers\[0\].dense.activaton" "$work/err"
+
+"$train" --data nonsense >"$work/out" 2>"$work/err"
+check "an unknown data source exits 2" test $? -eq 2
+
+"$train" "$src/scenarios/models/cifar10_mlp.yaml" --data fashion-mnist >"$work/out" 2>"$work/err"
+check "data of the wrong shape exit 2" test $? -eq 2
+check "... saying what the model expects" grep -q "expects (32, 32, 3)" "$work/err"
+
+"$train" "$src/scenarios/models/mnist_cnn.yaml" --data synthetic:600 --epochs 2 \
+  --out "$work/run" >"$work/out" 2>"$work/err"
+check "a short run succeeds" test $? -eq 0
+check "... prints one line per epoch" test "$(grep -c '^epoch [12]: ' "$work/out")" -eq 2
+check "... writes curve.csv with a header and two epochs" test "$(wc -l <"$work/run/curve.csv")" -eq 3
+check "... writes summary.json with the final accuracy" grep -q '"final_accuracy"' "$work/run/summary.json"
+
+exit $((failures > 0))
