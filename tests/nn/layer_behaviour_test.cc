@@ -17,9 +17,19 @@ using Catch::Matchers::WithinAbs;
 TEST_CASE("BatchNorm normalises with batch statistics in training") {
   BatchNorm bn("bn", Shape::flat(2), {.momentum = 0.9f, .epsilon = 1e-5f});
   BoundLayer bound(bn);
-  std::fill(bound.params.begin(), bound.params.end(), 0.0f);
-  bound.params[0] = bound.params[1] = 1.0f;  // gamma
-  bound.state = {0.0f, 0.0f, 1.0f, 1.0f};    // moving mean, moving variance
+  // Views of the blocks: gamma and beta (trainable), moving mean and
+  // variance (state).
+  auto block = [](std::vector<float>& buffer, const ParamBlock& b) {
+    return std::span(buffer).subspan(b.offset, b.size());
+  };
+  const auto gamma = block(bound.params, bound.trainable.block(0));
+  const auto beta = block(bound.params, bound.trainable.block(1));
+  const auto mean = block(bound.state, bound.state_layout.block(0));
+  const auto variance = block(bound.state, bound.state_layout.block(1));
+  std::fill(gamma.begin(), gamma.end(), 1.0f);
+  std::fill(beta.begin(), beta.end(), 0.0f);
+  std::fill(mean.begin(), mean.end(), 0.0f);
+  std::fill(variance.begin(), variance.end(), 1.0f);
   const Matrix x{{1, 10}, {3, 10}, {5, 40}, {7, 40}};
   Matrix y;
   bn.forward(x, y, {Phase::kTrain, 0});
@@ -32,18 +42,19 @@ TEST_CASE("BatchNorm normalises with batch statistics in training") {
   }
   SECTION("the moving statistics move toward the batch's") {
     // batch means 4 and 25, biased variances 5 and 225
-    CHECK_THAT(bound.state[0], WithinAbs(0.1 * 4, 1e-6));
-    CHECK_THAT(bound.state[1], WithinAbs(0.1 * 25, 1e-5));
-    CHECK_THAT(bound.state[2], WithinAbs(0.9 + 0.1 * 5, 1e-5));
-    CHECK_THAT(bound.state[3], WithinAbs(0.9 + 0.1 * 225, 1e-4));
+    CHECK_THAT(mean[0], WithinAbs(0.1 * 4, 1e-6));
+    CHECK_THAT(mean[1], WithinAbs(0.1 * 25, 1e-5));
+    CHECK_THAT(variance[0], WithinAbs(0.9 + 0.1 * 5, 1e-5));
+    CHECK_THAT(variance[1], WithinAbs(0.9 + 0.1 * 225, 1e-4));
   }
   SECTION("inference uses the moving statistics and leaves them alone") {
-    bound.state = {2.0f, 0.0f, 4.0f, 1.0f};
+    mean[0] = 2.0f, mean[1] = 0.0f, variance[0] = 4.0f, variance[1] = 1.0f;
+    const std::vector<float> before = bound.state;
     Matrix out;
     bn.forward(Matrix{{6, 3}}, out, {Phase::kInfer, 0});
     CHECK_THAT(out(0, 0), WithinAbs((6 - 2) / std::sqrt(4 + 1e-5), 1e-5));
     CHECK_THAT(out(0, 1), WithinAbs(3 / std::sqrt(1 + 1e-5), 1e-5));
-    CHECK(bound.state == std::vector<float>{2.0f, 0.0f, 4.0f, 1.0f});
+    CHECK(bound.state == before);
   }
 }
 
@@ -52,7 +63,8 @@ TEST_CASE("BatchNorm on images normalises each channel over batch and space") {
   BatchNorm bn("bn", in, {});
   BoundLayer bound(bn);
   std::fill(bound.params.begin(), bound.params.end(), 0.0f);
-  bound.params[0] = bound.params[1] = 1.0f;
+  const ParamBlock gamma = bound.trainable.block(0);
+  std::fill_n(bound.params.begin() + gamma.offset, gamma.size(), 1.0f);
   const Matrix x = random_batch(3, in, 5);
   Matrix y;
   bn.forward(x, y, {Phase::kTrain, 0});
