@@ -49,15 +49,15 @@ std::size_t inflate_member(std::span<const uint8_t> in, std::size_t pos, std::ve
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw DataError(path, "zlib: out of memory");
   zs.next_in = const_cast<Bytef*>(in.data() + pos);
   zs.avail_in = static_cast<uInt>(in.size() - pos);  // data files stay far below 4 GiB
+  // Inflate into a fixed chunk and append it: simpler than growing `out`
+  // in place, and the copy costs little beside the decompression.
+  std::vector<uint8_t> chunk(1 << 20);
   int rc = Z_OK;
   while (rc == Z_OK) {
-    if (out.size() == out.capacity()) out.reserve(std::max<std::size_t>(out.size() * 2, 1 << 20));
-    const std::size_t before = out.size();
-    out.resize(out.capacity());
-    zs.next_out = out.data() + before;
-    zs.avail_out = static_cast<uInt>(out.size() - before);
+    zs.next_out = chunk.data();
+    zs.avail_out = static_cast<uInt>(chunk.size());
     rc = inflate(&zs, Z_NO_FLUSH);
-    out.resize(out.size() - zs.avail_out);
+    out.insert(out.end(), chunk.begin(), chunk.end() - zs.avail_out);
   }
   const std::size_t end = in.size() - zs.avail_in;
   const std::string zlib_msg = zs.msg ? zs.msg : "zlib error";

@@ -65,59 +65,57 @@ Conv2D::Scratch& Conv2D::scratch() {
   return scratch_[omp_get_thread_num()];
 }
 
-// Each patch row holds, for every (kh, kw), the C channels of one input pixel:
-// contiguous in NHWC, so a row is built from KH*KW short copies.
-void Conv2D::im2col(const Matrix& x, Eigen::Index first, Eigen::Index count,
-                    Matrix& patches) const {
+// Each patch row holds, for every (kh, kw), the C channels of one input pixel
+// (contiguous in NHWC). Calls visit(pixel) for every tap of every output
+// position of one image, in patch order, with the offset of the tap's pixel
+// in the image's row, or -1 where the tap falls in the padding.
+template <typename Visit>
+void Conv2D::for_each_tap(Visit&& visit) const {
   const Shape in = input_shape();
-  const int channels = in.channels;
-  patches.resize(count * positions(), patch_size());
-  float* patch = patches.data();
-  for (Eigen::Index n = first; n < first + count; ++n) {
-    const float* image = x.row(n).data();
-    for (int oh = 0; oh < out_h_.out; ++oh) {
-      for (int ow = 0; ow < out_w_.out; ++ow) {
-        for (int kh = 0; kh < opt_.kernel_h; ++kh) {
-          const int ih = oh * opt_.stride_h - out_h_.pad_before + kh;
-          for (int kw = 0; kw < opt_.kernel_w; ++kw, patch += channels) {
-            const int iw = ow * opt_.stride_w - out_w_.pad_before + kw;
-            if (ih < 0 || ih >= in.height || iw < 0 || iw >= in.width) {
-              std::fill_n(patch, channels, 0.0f);
-            } else {
-              // A plain loop, not memcpy: with one channel (the first layer
-              // of image models) a call per value would dominate.
-              const float* pixel = image + (int64_t{ih} * in.width + iw) * channels;
-              for (int c = 0; c < channels; ++c) patch[c] = pixel[c];
-            }
-          }
+  for (int oh = 0; oh < out_h_.out; ++oh) {
+    for (int ow = 0; ow < out_w_.out; ++ow) {
+      for (int kh = 0; kh < opt_.kernel_h; ++kh) {
+        const int ih = oh * opt_.stride_h - out_h_.pad_before + kh;
+        for (int kw = 0; kw < opt_.kernel_w; ++kw) {
+          const int iw = ow * opt_.stride_w - out_w_.pad_before + kw;
+          const bool inside = ih >= 0 && ih < in.height && iw >= 0 && iw < in.width;
+          visit(inside ? (int64_t{ih} * in.width + iw) * in.channels : int64_t{-1});
         }
       }
     }
   }
 }
 
+void Conv2D::im2col(const Matrix& x, Eigen::Index first, Eigen::Index count,
+                    Matrix& patches) const {
+  const int channels = input_shape().channels;
+  patches.resize(count * positions(), patch_size());
+  float* patch = patches.data();
+  for (Eigen::Index n = first; n < first + count; ++n) {
+    const float* image = x.row(n).data();
+    for_each_tap([&](int64_t pixel) {
+      // A plain loop, not memcpy: with one channel (the first layer of an
+      // image model) a call per value would dominate.
+      for (int c = 0; c < channels; ++c) patch[c] = pixel < 0 ? 0.0f : image[pixel + c];
+      patch += channels;
+    });
+  }
+}
+
 // The adjoint of im2col: every patch entry adds back into its input pixel.
 void Conv2D::col2im(const Matrix& dpatches, Eigen::Index first, Eigen::Index count,
                     Matrix& dx) const {
-  const Shape in = input_shape();
-  const int channels = in.channels;
+  const int channels = input_shape().channels;
   const float* patch = dpatches.data();
   for (Eigen::Index n = first; n < first + count; ++n) {
     float* image = dx.row(n).data();
     std::fill_n(image, dx.cols(), 0.0f);
-    for (int oh = 0; oh < out_h_.out; ++oh) {
-      for (int ow = 0; ow < out_w_.out; ++ow) {
-        for (int kh = 0; kh < opt_.kernel_h; ++kh) {
-          const int ih = oh * opt_.stride_h - out_h_.pad_before + kh;
-          for (int kw = 0; kw < opt_.kernel_w; ++kw, patch += channels) {
-            const int iw = ow * opt_.stride_w - out_w_.pad_before + kw;
-            if (ih < 0 || ih >= in.height || iw < 0 || iw >= in.width) continue;
-            float* pixel = image + (int64_t{ih} * in.width + iw) * channels;
-            for (int c = 0; c < channels; ++c) pixel[c] += patch[c];
-          }
-        }
+    for_each_tap([&](int64_t pixel) {
+      if (pixel >= 0) {
+        for (int c = 0; c < channels; ++c) image[pixel + c] += patch[c];
       }
-    }
+      patch += channels;
+    });
   }
 }
 

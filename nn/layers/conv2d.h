@@ -60,6 +60,8 @@ class Conv2D : public Layer {
     Matrix dpatches;  // (chunk rows, KH*KW*C)
   };
 
+  template <typename Visit>
+  void for_each_tap(Visit&& visit) const;
   // Patches of examples [first, first + count) into `patches`.
   void im2col(const Matrix& x, Eigen::Index first, Eigen::Index count, Matrix& patches) const;
   // Adds patch gradients back into the input pixels of those examples.

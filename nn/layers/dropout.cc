@@ -15,13 +15,20 @@ void Dropout::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
     y = x;
     return;
   }
-  Rng rng(derive_seed(seed_, {ctx.step}));
   const float keep_scale = 1.0f / (1.0f - rate_);
   mask_.resize(x.rows(), x.cols());
-  for (Eigen::Index i = 0; i < mask_.size(); ++i) {
-    mask_.data()[i] = rng.uniform() < rate_ ? 0.0f : keep_scale;
+  y.resize(x.rows(), x.cols());
+  // One stream per example, from (seed, step, example): the rows can be
+  // drawn in parallel and the masks do not depend on the thread count.
+#pragma omp parallel for schedule(static) if (x.size() > (1 << 14))
+  for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    Rng rng(derive_seed(seed_, {ctx.step, static_cast<uint64_t>(n)}));
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      const float keep = rng.uniform() < rate_ ? 0.0f : keep_scale;
+      mask_(n, j) = keep;
+      y(n, j) = x(n, j) * keep;
+    }
   }
-  y = x.cwiseProduct(mask_);
 }
 
 void Dropout::backward(const Matrix& /*x*/, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {

@@ -1,6 +1,7 @@
 // Inverted dropout: in training, each value is zeroed with probability
 // `rate` and the survivors scaled by 1 / (1 - rate), so inference is the
-// identity. Masks come from (seed, step): a resumed run draws the same ones.
+// identity. Masks come from (seed, step, example): a resumed run draws the
+// same ones, and rows can be drawn in parallel.
 #pragma once
 
 #include "nn/layer.h"

@@ -62,11 +62,16 @@ void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*
 void MaxPool2D::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
   if (!dx) return;
   const int64_t out_size = output_shape().size();
-  dx->setZero(x.rows(), x.cols());
+  dx->resize(x.rows(), x.cols());
 #pragma omp parallel for schedule(static)
   for (Eigen::Index n = 0; n < x.rows(); ++n) {
+    // Zeroed here rather than up front: each thread clears the rows it is
+    // about to scatter into, while they are in its cache.
+    float* row = dx->row(n).data();
+    std::fill_n(row, dx->cols(), 0.0f);
     const int32_t* where = argmax_.data() + n * out_size;
-    for (int64_t o = 0; o < out_size; ++o) (*dx)(n, where[o]) += dy(n, o);
+    const float* grad = dy.row(n).data();
+    for (int64_t o = 0; o < out_size; ++o) row[where[o]] += grad[o];
   }
 }
 
