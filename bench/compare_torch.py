@@ -8,7 +8,11 @@ median examples per second of each and their ratio as a Markdown table for
 bench/RESULTS.md. Build first (./test or tools/build); install the peer's
 packages once with ../shared/peers/setup.
 
-Usage: bench/compare_torch.py [--rounds 5] [--threads 2] [--peers DIR]
+Usage: bench/compare_torch.py [--rounds 5] [--threads 2] [--peers DIR] [--malloc-tune]
+
+--malloc-tune passes the peer's own option of that name (glibc keeps large
+blocks on the heap: +25-35% for PyTorch by the peer's notes), so that the
+ratio can be quoted against the peer at its best.
 """
 import argparse
 import json
@@ -37,7 +41,8 @@ def run(cmd):
 
 def torch_round(args):
     r = run(["/usr/bin/python3", os.path.join(args.peers, "torch_train.py"), "--model", "both",
-             "--epochs", "1", "--threads", str(args.threads)])
+             "--epochs", "1", "--threads", str(args.threads)]
+            + (["--malloc-tune"] if args.malloc_tune else []))
     return {"cnn": r["cnn"]["epochs"][0]["steady_ex_per_s"], "mlp": r["mlp"]["steady_ex_per_s"]}
 
 
@@ -53,6 +58,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "peers"))
+    ap.add_argument("--malloc-tune", action="store_true", help="the peer's --malloc-tune")
     args = ap.parse_args()
     ours, theirs = {"cnn": [], "mlp": []}, {"cnn": [], "mlp": []}
     for i in range(args.rounds):
@@ -70,7 +76,8 @@ def main():
     for k, name in (("cnn", "lab CNN, Fashion-MNIST"), ("mlp", "CIFAR-10 MLP")):
         a, b = statistics.median(ours[k]), statistics.median(theirs[k])
         print(f"| {name} | {a:.0f} | {b:.0f} | {a / b:.2f}x |")
-    print(f"\n{args.rounds} rounds each, {args.threads} threads; all rounds: "
+    print(f"\n{args.rounds} rounds each, {args.threads} threads, peer malloc-tune "
+          f"{'on' if args.malloc_tune else 'off'}; all rounds: "
           + json.dumps({"distlab": ours, "pytorch": theirs}))
 
 

@@ -36,7 +36,7 @@ struct Fixture {
       layer->backward(x, y, y, input_gradient ? &dx : nullptr);
       benchmark::DoNotOptimize(grads.data());
     }
-    const LayerCost c = layer->cost(kBatch);
+    const LayerCost c = layer->cost(kBatch, input_gradient);
     state_.SetItemsProcessed(state_.iterations() * kBatch);
     state_.counters["GFLOP/s"] =
         benchmark::Counter((c.forward_flops + c.backward_flops) * state_.iterations() / 1e9,

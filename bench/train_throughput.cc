@@ -2,7 +2,7 @@
 // ../shared/peers/torch_train.py measures PyTorch: batches of the spec's
 // size, a warm-up, then the wall time of each training step (forward, loss,
 // backward, optimizer) over the timed steps. Prints a line per model and a
-// final `RESULT {json}` line for bench/compare_torch.sh.
+// final `RESULT {json}` line for bench/compare_torch.py.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -50,12 +50,16 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Runs the top-level layers one by one, as Sequential does, timing each
-// forward and backward; prints a table with the optimizer's share.
+// Runs the top-level layers one by one, as Sequential does (the backward
+// pass stops at the first layer with parameters, which computes no input
+// gradient), timing each forward and backward; prints a table with the
+// loss's and the optimizer's shares.
 void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
                     const std::vector<int32_t>& y, int steps) {
   const auto& layers = model.network().layers();
   const size_t n = layers.size();
+  size_t first = 0;
+  while (first < n && !layers[first]->has_parameters()) ++first;
   std::vector<Matrix> out(n), grad(n + 1);
   std::vector<double> fwd(n, 0), bwd(n, 0);
   double loss_seconds = 0, optimizer_seconds = 0;
@@ -69,10 +73,10 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
     softmax_cross_entropy(out[n - 1], y, grad[n]);
     std::fill(model.gradients().begin(), model.gradients().end(), 0.0f);
     loss_seconds += seconds_since(start);
-    for (size_t i = n; i-- > 0;) {
+    for (size_t i = n; i-- > first;) {
       start = std::chrono::steady_clock::now();
       layers[i]->backward(i == 0 ? x : out[i - 1], out[i], grad[i + 1],
-                          i == 0 ? nullptr : &grad[i]);
+                          i == first ? nullptr : &grad[i]);
       bwd[i] += seconds_since(start);
     }
     start = std::chrono::steady_clock::now();
@@ -83,7 +87,7 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
   std::printf("%-16s %-12s %9s %9s %9s\n", "layer", "kind", "fwd ms", "bwd ms", "GFLOP/s");
   double total = loss_seconds + optimizer_seconds;
   for (size_t i = 0; i < n; ++i) {
-    const LayerCost c = layers[i]->cost(batch);
+    const LayerCost c = layers[i]->cost(batch, i > first);
     total += fwd[i] + bwd[i];
     std::printf("%-16s %-12s %9.3f %9.3f %9.1f\n", layers[i]->name().c_str(),
                 layers[i]->kind().c_str(), 1e3 * fwd[i] / steps, 1e3 * bwd[i] / steps,

@@ -1,7 +1,11 @@
 // What a layer costs, for the simulator's roofline model: arithmetic work and
 // memory traffic of its forward and backward passes at a given batch size,
-// and how many kernels each pass launches (a fixed overhead on GPUs).
+// and how many kernels each pass launches (a fixed overhead on GPUs). The
+// backward pass counts the input gradient only where it is computed: not
+// for a model's first layer with parameters, nor for the layers before it.
 #pragma once
+
+#include <string>
 
 namespace distlab::nn {
 
@@ -25,5 +29,11 @@ struct LayerCost {
 };
 
 inline constexpr double kFloatBytes = 4.0;
+
+struct LayerCostEntry {
+  std::string name;
+  std::string kind;
+  LayerCost cost;
+};
 
 }  // namespace distlab::nn

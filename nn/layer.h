@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +44,7 @@ class Layer {
   virtual void declare(ParameterLayout& /*trainable*/, ParameterLayout& /*state*/) {}
   // Whether the layer (or one inside it) owns trainable parameters: the
   // backward pass of a chain can stop at the first layer that does.
+  // Sequential checks it against what declare() adds.
   virtual bool has_parameters() const { return false; }
   // Points the layer at the allocated buffers; called once, after declare.
   virtual void bind(const ParameterBuffers& buffers) { buffers_ = buffers; }
@@ -59,10 +59,15 @@ class Layer {
   // what the last forward computed (masks, argmax, statistics) for this.
   virtual void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) = 0;
 
-  virtual LayerCost cost(int batch) const = 0;
+  // Cost of a forward and a backward pass; the backward pass computes the
+  // input gradient only when `input_gradient` (see Sequential::backward).
+  virtual LayerCost cost(int batch, bool input_gradient) const = 0;
 
-  // Visits this layer and, for composites, every layer inside it.
-  virtual void for_each(const std::function<void(const Layer&)>& visit) const { visit(*this); }
+  // Appends the cost of this layer or, for composites, of every layer inside.
+  virtual void collect_costs(int batch, bool input_gradient,
+                             std::vector<LayerCostEntry>& out) const {
+    out.push_back({name(), kind(), cost(batch, input_gradient)});
+  }
 
  protected:
   // Views of one of this layer's blocks in the bound buffers.
@@ -83,7 +88,9 @@ class Layer {
 
 using LayerPtr = std::unique_ptr<Layer>;
 
-// Forward cost of an element-wise layer touching `values` inputs and outputs.
-LayerCost elementwise_cost(int64_t values, double flops_per_value, int kernels = 1);
+// Cost of an element-wise layer without parameters over `values` values:
+// its backward pass is the input gradient, so it costs nothing without one.
+LayerCost elementwise_cost(int64_t values, double flops_per_value, bool input_gradient,
+                           int kernels = 1);
 
 }  // namespace distlab::nn

@@ -106,9 +106,7 @@ Evaluation Model::evaluate(const Dataset& data, int batch_size) {
 
 std::vector<LayerCostEntry> Model::layer_costs(int batch) const {
   std::vector<LayerCostEntry> out;
-  network_->for_each([&](const Layer& layer) {
-    out.push_back({layer.name(), layer.kind(), layer.cost(batch)});
-  });
+  network_->collect_costs(batch, false, out);
   return out;
 }
 

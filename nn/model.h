@@ -14,12 +14,6 @@
 
 namespace distlab::nn {
 
-struct LayerCostEntry {
-  std::string name;
-  std::string kind;
-  LayerCost cost;
-};
-
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
@@ -62,8 +56,10 @@ class Model {
   // Sum of every regularised block's penalty at the current parameters.
   double regularization_penalty() const;
 
+  // Costs of one training step at this batch size: every leaf layer's, and
+  // their sum. Input gradients that training skips are not counted.
   std::vector<LayerCostEntry> layer_costs(int batch) const;
-  LayerCost total_cost(int batch) const { return network_->cost(batch); }
+  LayerCost total_cost(int batch) const { return network_->cost(batch, false); }
 
  private:
   void initialize(uint64_t seed);

@@ -16,6 +16,18 @@ using ConstMatrixMap = Eigen::Map<const Matrix>;
 using RowVectorMap = Eigen::Map<RowVector>;
 using ConstRowVectorMap = Eigen::Map<const RowVector>;
 
+// Views of a whole matrix, for functions that take maps (of a matrix, a
+// parameter block or a chunk of rows alike).
+inline MatrixMap as_map(Matrix& m) {
+  return {m.data(), m.rows(), m.cols()};
+}
+inline ConstMatrixMap as_map(const Matrix& m) {
+  return {m.data(), m.rows(), m.cols()};
+}
+inline ConstMatrixMap as_const(const MatrixMap& m) {
+  return {m.data(), m.rows(), m.cols()};
+}
+
 // The shape of one example: images are (height, width, channels); flat
 // feature vectors are (1, 1, features).
 struct Shape {

@@ -8,11 +8,7 @@ namespace distlab::nn {
 
 void set_compute_threads(int threads) {
   omp_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
-}
-
-int compute_threads() {
-  return Eigen::nbThreads();
+  Eigen::setNbThreads(1);
 }
 
 }  // namespace distlab::nn

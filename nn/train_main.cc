@@ -22,7 +22,8 @@ using namespace distlab;
 using namespace distlab::nn;
 
 struct Options {
-  std::string model = "scenarios/models/mnist_cnn.yaml";
+  // The default model is found from the checkout, wherever ./train runs.
+  std::string model = DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml";
   std::string data = "fashion-mnist";
   int epochs = 2;
   int64_t train_examples = 0;  // 0: all
@@ -131,7 +132,9 @@ int main(int argc, char** argv) {
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
       "Data sources: fashion-mnist[:DIR], cifar10:DIR, synthetic[:N], taxi:FILE.csv,\n"
       "synthetic-taxi[:N].");
-  app.add_option("model", o.model, "model spec (YAML)")->capture_default_str();
+  app.name("./train");
+  app.add_option("model", o.model,
+                 "model spec (YAML); default: the lab CNN, scenarios/models/mnist_cnn.yaml");
   app.add_option("--data", o.data, "data source (see below)")->capture_default_str();
   app.add_option("--epochs", o.epochs, "passes over the training set")
       ->capture_default_str()

@@ -63,9 +63,15 @@ void BatchNorm::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy,
          scale.array();
 }
 
-LayerCost BatchNorm::cost(int batch) const {
-  // Statistics (two passes) and the normalisation: about 8 flops per value.
-  return elementwise_cost(int64_t{batch} * input_shape().size(), 8, 2);
+LayerCost BatchNorm::cost(int batch, bool input_gradient) const {
+  // Forward: statistics (two passes) and the normalisation, about 8 flops a
+  // value. Backward: gamma and beta gradients (3 flops a value), and the
+  // input gradient (5 more) when it is wanted.
+  const double values = double{1} * batch * input_shape().size();
+  LayerCost c = elementwise_cost(int64_t{batch} * input_shape().size(), 8, true, 2);
+  c.backward_flops = (input_gradient ? 8 : 3) * values;
+  c.backward_bytes = kFloatBytes * (input_gradient ? 3 : 2) * values;
+  return c;
 }
 
 }  // namespace distlab::nn

@@ -81,14 +81,15 @@ void Branches::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, 
   }
 }
 
-LayerCost Branches::cost(int batch) const {
+LayerCost Branches::cost(int batch, bool input_gradient) const {
   LayerCost total;
-  for (const auto& p : paths_) total += p->cost(batch);
+  for (const auto& p : paths_) total += p->cost(batch, input_gradient);
   return total;
 }
 
-void Branches::for_each(const std::function<void(const Layer&)>& visit) const {
-  for (const auto& p : paths_) p->for_each(visit);
+void Branches::collect_costs(int batch, bool input_gradient,
+                             std::vector<LayerCostEntry>& out) const {
+  for (const auto& p : paths_) p->collect_costs(batch, input_gradient, out);
 }
 
 }  // namespace distlab::nn

@@ -22,8 +22,9 @@ class Branches : public Layer {
   void seed(uint64_t seed) override;
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
-  void for_each(const std::function<void(const Layer&)>& visit) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
+  void collect_costs(int batch, bool input_gradient,
+                     std::vector<LayerCostEntry>& out) const override;
 
  private:
   std::vector<std::unique_ptr<Sequential>> paths_;

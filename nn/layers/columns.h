@@ -13,7 +13,7 @@ class Columns : public Layer {
   std::string kind() const override { return "columns"; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int) const override { return {}; }  // a view on a device
+  LayerCost cost(int, bool) const override { return {}; }  // a view on a device
 
  private:
   int first_;

@@ -188,16 +188,22 @@ void Conv2D::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix
   }
 }
 
-LayerCost Conv2D::cost(int batch) const {
+LayerCost Conv2D::cost(int batch, bool input_gradient) const {
   const double rows = double{1} * batch * positions(), k = patch_size(), f = opt_.filters;
   const double in = double{1} * batch * input_shape().size(), out = rows * f;
   LayerCost c;
   c.forward_flops = 2 * rows * k * f + 2 * out;  // GEMM, then bias and activation
   c.forward_bytes = kFloatBytes * (in + k * f + out);
-  c.backward_flops = 4 * rows * k * f + out;  // dW and dx GEMMs, bias sum
-  c.backward_bytes = kFloatBytes * (2 * out + 2 * in + 2 * k * f);
   c.forward_kernels = 1;
-  c.backward_kernels = 2;
+  // dW GEMM and bias sum: read x and dy, read and write dW.
+  c.backward_flops = 2 * rows * k * f + out;
+  c.backward_bytes = kFloatBytes * (in + out + 2 * k * f);
+  c.backward_kernels = 1;
+  if (input_gradient) {  // dx GEMM and col2im: read dy and W, write dx
+    c.backward_flops += 2 * rows * k * f;
+    c.backward_bytes += kFloatBytes * (out + k * f + in);
+    c.backward_kernels += 1;
+  }
   return c;
 }
 

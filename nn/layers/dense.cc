@@ -1,5 +1,7 @@
 #include "nn/layers/dense.h"
 
+#include "nn/parallel_product.h"
+
 namespace distlab::nn {
 
 Dense::Dense(std::string name, Shape input, const DenseOptions& options)
@@ -18,30 +20,38 @@ void Dense::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
 
 void Dense::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
   y.resize(x.rows(), options_.units);
-  y.noalias() = x * param(kernel_);
-  add_bias_and_activate(options_.activation, MatrixMap(y.data(), y.rows(), y.cols()),
+  parallel_product(as_map(y), as_map(x), Transpose::kNo, as_const(param(kernel_)), Transpose::kNo);
+  add_bias_and_activate(options_.activation, as_map(y),
                         options_.use_bias ? param(bias_).data() : nullptr);
 }
 
 void Dense::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) {
   const Matrix& dz = activation_backward(options_.activation, y, dy, dz_);
-  grad(kernel_).noalias() += x.transpose() * dz;
+  parallel_product(grad(kernel_), as_map(x), Transpose::kYes, as_map(dz), Transpose::kNo,
+                   /*accumulate=*/true);
   if (options_.use_bias) grad(bias_) += dz.colwise().sum();
   if (dx) {
     dx->resize(x.rows(), inputs_);
-    dx->noalias() = dz * param(kernel_).transpose();
+    parallel_product(as_map(*dx), as_map(dz), Transpose::kNo, as_const(param(kernel_)),
+                     Transpose::kYes);
   }
 }
 
-LayerCost Dense::cost(int batch) const {
+LayerCost Dense::cost(int batch, bool input_gradient) const {
   const double n = batch, in = inputs_, out = options_.units;
   LayerCost c;
   c.forward_flops = 2 * n * in * out + 2 * n * out;  // GEMM, then bias and activation
   c.forward_bytes = kFloatBytes * (n * in + in * out + n * out);
-  c.backward_flops = 4 * n * in * out + n * out;  // dW and dx GEMMs, bias sum
-  c.backward_bytes = kFloatBytes * (2 * n * out + 2 * n * in + 2 * in * out);
   c.forward_kernels = 1;
-  c.backward_kernels = 2;
+  // dW GEMM and bias sum: read x and dy, read and write dW.
+  c.backward_flops = 2 * n * in * out + n * out;
+  c.backward_bytes = kFloatBytes * (n * in + n * out + 2 * in * out);
+  c.backward_kernels = 1;
+  if (input_gradient) {  // dx GEMM: read dy and W, write dx
+    c.backward_flops += 2 * n * in * out;
+    c.backward_bytes += kFloatBytes * (n * out + in * out + n * in);
+    c.backward_kernels += 1;
+  }
   return c;
 }
 

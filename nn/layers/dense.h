@@ -23,7 +23,7 @@ class Dense : public Layer {
   bool has_parameters() const override { return true; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
 
  private:
   DenseOptions options_;

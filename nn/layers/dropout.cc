@@ -40,8 +40,8 @@ void Dropout::backward(const Matrix& /*x*/, const Matrix& /*y*/, const Matrix& d
   }
 }
 
-LayerCost Dropout::cost(int batch) const {
-  return elementwise_cost(int64_t{batch} * input_shape().size(), 2);
+LayerCost Dropout::cost(int batch, bool input_gradient) const {
+  return elementwise_cost(int64_t{batch} * input_shape().size(), 2, input_gradient);
 }
 
 }  // namespace distlab::nn

@@ -16,7 +16,7 @@ class Dropout : public Layer {
   void seed(uint64_t seed) override { seed_ = seed; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
 
  private:
   float rate_;

@@ -66,7 +66,7 @@ void Embedding::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy,
   if (dx) dx->setZero(x.rows(), x.cols());
 }
 
-LayerCost Embedding::cost(int batch) const {
+LayerCost Embedding::cost(int batch, bool /*input_gradient: ids have none*/) const {
   const double gathered = double{1} * batch * columns() * opt_.dim;
   LayerCost c;
   c.forward_flops = opt_.combine == Combine::kSum ? gathered : 0;

@@ -29,7 +29,7 @@ class Embedding : public Layer {
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   // Ids are not differentiable: dx is zero.
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
 
  private:
   int columns() const { return static_cast<int>(opt_.vocab.size()); }

@@ -16,7 +16,7 @@ class Flatten : public Layer {
   void backward(const Matrix&, const Matrix&, const Matrix& dy, Matrix* dx) override {
     if (dx) *dx = dy;
   }
-  LayerCost cost(int) const override { return {}; }  // a reshape costs nothing on a device
+  LayerCost cost(int, bool) const override { return {}; }  // a reshape costs nothing on a device
 };
 
 }  // namespace distlab::nn

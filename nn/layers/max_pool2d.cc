@@ -75,16 +75,18 @@ void MaxPool2D::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy,
   }
 }
 
-LayerCost MaxPool2D::cost(int batch) const {
+LayerCost MaxPool2D::cost(int batch, bool input_gradient) const {
   const double in = double{1} * batch * input_shape().size();
   const double out = double{1} * batch * output_shape().size();
   LayerCost c;
   c.forward_flops = out * opt_.pool_h * opt_.pool_w;  // one comparison per window entry
   c.forward_bytes = kFloatBytes * (in + out);
-  c.backward_flops = out;
-  c.backward_bytes = kFloatBytes * (in + 2 * out);
   c.forward_kernels = 1;
-  c.backward_kernels = 1;
+  if (input_gradient) {  // pooling has no parameters: backward is dx only
+    c.backward_flops = out;
+    c.backward_bytes = kFloatBytes * (in + 2 * out);
+    c.backward_kernels = 1;
+  }
   return c;
 }
 

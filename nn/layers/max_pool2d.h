@@ -22,7 +22,7 @@ class MaxPool2D : public Layer {
   std::string kind() const override { return "max_pool2d"; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
 
  private:
   MaxPool2DOptions opt_;

@@ -10,8 +10,8 @@ void Relu::backward(const Matrix& /*x*/, const Matrix& y, const Matrix& dy, Matr
   if (dx) *dx = (y.array() > 0.0f).select(dy, 0.0f);
 }
 
-LayerCost Relu::cost(int batch) const {
-  return elementwise_cost(int64_t{batch} * input_shape().size(), 1);
+LayerCost Relu::cost(int batch, bool input_gradient) const {
+  return elementwise_cost(int64_t{batch} * input_shape().size(), 1, input_gradient);
 }
 
 }  // namespace distlab::nn

@@ -13,7 +13,7 @@ class Relu : public Layer {
   std::string kind() const override { return "relu"; }
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
 };
 
 }  // namespace distlab::nn

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.h"
+
 namespace distlab::nn {
 namespace {
 
@@ -20,7 +22,14 @@ Sequential::Sequential(std::string name, Shape input, std::vector<LayerPtr> laye
       outputs_(layers_.size()) {}
 
 void Sequential::declare(ParameterLayout& trainable, ParameterLayout& state) {
-  for (auto& layer : layers_) layer->declare(trainable, state);
+  for (auto& layer : layers_) {
+    const std::size_t blocks = trainable.blocks().size();
+    layer->declare(trainable, state);
+    // backward() trusts has_parameters() to know where it may stop.
+    if ((trainable.blocks().size() > blocks) != layer->has_parameters()) {
+      throw Error("layer '" + layer->name() + "': has_parameters() disagrees with declare()");
+    }
+  }
 }
 
 void Sequential::bind(const ParameterBuffers& buffers) {
@@ -63,14 +72,25 @@ void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy
   }
 }
 
-LayerCost Sequential::cost(int batch) const {
+// Mirrors backward(): layer i computes its input gradient when the caller
+// wants one or when a layer before it has parameters.
+bool Sequential::wants_input_gradient(std::size_t i, bool caller_wants) const {
+  return caller_wants || i > first_with_parameters_;
+}
+
+LayerCost Sequential::cost(int batch, bool input_gradient) const {
   LayerCost total;
-  for (const auto& layer : layers_) total += layer->cost(batch);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    total += layers_[i]->cost(batch, wants_input_gradient(i, input_gradient));
+  }
   return total;
 }
 
-void Sequential::for_each(const std::function<void(const Layer&)>& visit) const {
-  for (const auto& layer : layers_) layer->for_each(visit);
+void Sequential::collect_costs(int batch, bool input_gradient,
+                               std::vector<LayerCostEntry>& out) const {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->collect_costs(batch, wants_input_gradient(i, input_gradient), out);
+  }
 }
 
 }  // namespace distlab::nn

@@ -24,12 +24,16 @@ class Sequential : public Layer {
   // Runs every layer and returns the last output, without copying it.
   const Matrix& run(const Matrix& x, const ForwardContext& ctx);
   void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) override;
-  // `y` is not read: the outputs kept by run() are used instead.
+  // `y` is not read: the outputs kept by run() are used instead. Without dx,
+  // the pass stops at the first layer with parameters.
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
-  LayerCost cost(int batch) const override;
-  void for_each(const std::function<void(const Layer&)>& visit) const override;
+  LayerCost cost(int batch, bool input_gradient) const override;
+  void collect_costs(int batch, bool input_gradient,
+                     std::vector<LayerCostEntry>& out) const override;
 
  private:
+  bool wants_input_gradient(std::size_t i, bool caller_wants) const;
+
   std::vector<LayerPtr> layers_;
   std::size_t first_with_parameters_;  // layers_.size() when none has any
   std::vector<Matrix> outputs_;        // outputs_[i]: output of layers_[i]
