@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "nn/data/idx.h"
 #include "nn/data/sharding.h"
@@ -151,16 +152,16 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "initialisation and shuffling seed")->capture_default_str();
   app.add_flag("--profile", o.profile, "also time each top-level layer's forward and backward");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   try {
     set_compute_threads(o.threads);
     nlohmann::json result = {{"threads", o.threads}, {"models", nlohmann::json::array()}};
     for (const auto& m : o.models) result["models"].push_back(measure(m, o));
     std::printf("RESULT %s\n", result.dump().c_str());
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitBadInput;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitFailure;
   }

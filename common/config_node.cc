@@ -107,19 +107,19 @@ ConfigNode ConfigNode::at(const std::string& child) const {
   return *found;
 }
 
-std::vector<std::string> ConfigNode::keys() const {
-  if (node_.IsNull()) return {};
-  if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
-  std::vector<std::string> out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
-  return out;
-}
-
 void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
   if (node_.IsNull()) return;
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
+  std::vector<std::string> seen;
   for (const auto& kv : node_) {
-    const std::string name = kv.first.as<std::string>();
+    ConfigNode key_node(kv.first, key_, file_, line());
+    if (!kv.first.IsScalar()) key_node.fail("a key must be a plain name");
+    const std::string name = kv.first.Scalar();
+    // YAML forbids repeated keys, but yaml-cpp keeps the first silently.
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      ConfigNode(kv.first, child_key(key_, name), file_, line()).fail("key given twice");
+    }
+    seen.push_back(name);
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
     const std::string guess = closest_match(name, allowed);
     ConfigNode where(kv.first, child_key(key_, name), file_, line());
@@ -129,10 +129,10 @@ void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
 }
 
 std::string ConfigNode::single_key() const {
-  if (!node_.IsMap() || node_.size() != 1) {
+  if (!node_.IsMap() || node_.size() != 1 || !node_.begin()->first.IsScalar()) {
     fail("expected a mapping with exactly one key, got " + describe_value());
   }
-  return node_.begin()->first.as<std::string>();
+  return node_.begin()->first.Scalar();
 }
 
 std::size_t ConfigNode::size() const {

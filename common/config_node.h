@@ -27,7 +27,6 @@ class ConfigNode {
 
   bool is_map() const { return node_.IsMap(); }
   bool is_sequence() const { return node_.IsSequence(); }
-  bool is_scalar() const { return node_.IsScalar(); }
   bool is_null() const { return node_.IsNull(); }  // `key:` or `key: ~`
 
   // Mappings. A null node (`key:` with nothing after it) reads as an empty
@@ -35,8 +34,8 @@ class ConfigNode {
   bool has(const std::string& child) const;
   ConfigNode at(const std::string& child) const;  // required child
   std::optional<ConfigNode> find(const std::string& child) const;
-  std::vector<std::string> keys() const;  // in file order
-  // Refuses any key not listed, suggesting the closest allowed one.
+  // Refuses any key not listed (suggesting the closest allowed one), keys
+  // given twice, and keys that are not plain names.
   void allow_only(const std::vector<std::string>& allowed) const;
   // For "one-key" maps such as `- dense: {units: 10}`: the single key.
   std::string single_key() const;

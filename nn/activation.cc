@@ -29,10 +29,17 @@ void add_bias_and_activate(Activation a, MatrixMap z, const float* bias) {
 
 const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz) {
   if (a == Activation::kNone) return dy;
-  // ReLU: the gradient passes where the output is positive.
-  dz.resize(dy.rows(), dy.cols());
-  dz.array() = (y.array() > 0.0f).select(dy.array(), 0.0f);
+  activation_backward_into(a, as_map(y), as_map(dy), dz);
   return dz;
+}
+
+void activation_backward_into(Activation a, ConstMatrixMap y, ConstMatrixMap dy, Matrix& dz) {
+  dz.resize(dy.rows(), dy.cols());
+  if (a == Activation::kNone) {
+    dz = dy;
+  } else {  // ReLU: the gradient passes where the output is positive.
+    dz.array() = (y.array() > 0.0f).select(dy.array(), 0.0f);
+  }
 }
 
 }  // namespace distlab::nn

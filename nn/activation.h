@@ -19,5 +19,7 @@ void add_bias_and_activate(Activation a, MatrixMap z, const float* bias);
 // The gradient before the activation, dz = dy * act'(y), given its output y.
 // Returns dy itself when the activation is the identity (no copy).
 const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz);
+// The same into dz always, for views (a chunk of a batch's rows).
+void activation_backward_into(Activation a, ConstMatrixMap y, ConstMatrixMap dy, Matrix& dz);
 
 }  // namespace distlab::nn

@@ -10,8 +10,8 @@ namespace {
 
 void check_label(int32_t label, Eigen::Index classes, Eigen::Index example) {
   if (label < 0 || label >= classes) {
-    throw Error("label " + std::to_string(label) + " of example " + std::to_string(example) +
-                " is outside the model's " + std::to_string(classes) + " classes");
+    throw InputError("label " + std::to_string(label) + " of example " + std::to_string(example) +
+                     " is outside the model's " + std::to_string(classes) + " classes");
   }
 }
 
@@ -34,14 +34,16 @@ double row_loss(const Matrix& logits, Eigen::Index n, int32_t label, float* grad
   return log_sum - (double{row(label)} - max);
 }
 
-LossResult compute(const Matrix& logits, std::span<const int32_t> labels, Matrix* dlogits) {
+LossResult compute(const Matrix& logits, std::span<const int32_t> labels, Matrix* dlogits,
+                   int64_t divisor) {
   const auto n = logits.rows();
   if (static_cast<std::size_t>(n) != labels.size()) {
     throw Error("the loss got " + std::to_string(n) + " predictions and " +
                 std::to_string(labels.size()) + " labels");
   }
   if (dlogits) dlogits->resize(n, logits.cols());
-  const float scale = n > 0 ? 1.0f / static_cast<float>(n) : 0.0f;
+  if (divisor <= 0) divisor = n;
+  const float scale = divisor > 0 ? 1.0f / static_cast<float>(divisor) : 0.0f;
   LossResult result;
   double total = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -49,19 +51,19 @@ LossResult compute(const Matrix& logits, std::span<const int32_t> labels, Matrix
     total += row_loss(logits, i, labels[i], dlogits ? dlogits->row(i).data() : nullptr, scale,
                       result.correct);
   }
-  result.loss = n > 0 ? total / n : 0.0;
+  result.loss = divisor > 0 ? total / static_cast<double>(divisor) : 0.0;
   return result;
 }
 
 }  // namespace
 
 LossResult softmax_cross_entropy(const Matrix& logits, std::span<const int32_t> labels,
-                                 Matrix& dlogits) {
-  return compute(logits, labels, &dlogits);
+                                 Matrix& dlogits, int64_t divisor) {
+  return compute(logits, labels, &dlogits, divisor);
 }
 
 LossResult softmax_cross_entropy(const Matrix& logits, std::span<const int32_t> labels) {
-  return compute(logits, labels, nullptr);
+  return compute(logits, labels, nullptr, 0);
 }
 
 }  // namespace distlab::nn

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/error.h"
+
 namespace distlab::nn {
 namespace {
 
@@ -29,35 +31,44 @@ void fill_block(std::span<float> values, const ParamBlock& block, Rng& rng) {
 }  // namespace
 
 Model::Model(ModelSpec spec, uint64_t seed)
-    : spec_(std::move(spec)), network_(build_network(spec_)) {
+    : spec_(std::move(spec)), seed_(seed), network_(build_network(spec_)) {
   network_->declare(trainable_, state_layout_);
   params_.assign(trainable_.size(), 0.0f);
   grads_.assign(trainable_.size(), 0.0f);
   state_.assign(state_layout_.size(), 0.0f);
   network_->bind({params_.data(), grads_.data(), state_.data()});
-  initialize(seed);
+  initialize();
 }
 
-void Model::initialize(uint64_t seed) {
+void Model::initialize() {
   // One stream per block: adding a layer leaves the others' values alone.
   const auto& blocks = trainable_.blocks();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    Rng rng(derive_seed(seed, {0, i}));
+    Rng rng(derive_seed(seed_, SeedUse::kWeights, {i}));
     fill_block(std::span(params_).subspan(blocks[i].offset, blocks[i].size()), blocks[i], rng);
   }
   for (const auto& block : state_layout_.blocks()) {
     Rng unused(0);
     fill_block(std::span(state_).subspan(block.offset, block.size()), block, unused);
   }
-  network_->seed(derive_seed(seed, {1}));
+  seed_randomness(0);
 }
 
-LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> labels,
-                                    uint64_t step) {
-  const Matrix& logits = network_->run(x, {Phase::kTrain, step});
-  LossResult result = softmax_cross_entropy(logits, labels, dlogits_);
+void Model::seed_randomness(uint64_t stream) {
+  network_->seed(derive_seed(seed_, SeedUse::kDropout, {stream}));
+}
+
+LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
+                                    int64_t divisor) {
   std::fill(grads_.begin(), grads_.end(), 0.0f);
-  network_->backward(x, logits, dlogits_, nullptr);
+  LossResult result;
+  // An empty batch (a worker's share of an epoch's last step) has no data
+  // gradient; running it would divide BatchNorm's statistics by zero.
+  if (x.rows() > 0) {
+    const Matrix& logits = network_->run(x, {Phase::kTrain, step});
+    result = softmax_cross_entropy(logits, labels, dlogits_, divisor > 0 ? divisor : x.rows());
+    network_->backward(x, logits, dlogits_, nullptr);
+  }
   for (const auto& block : trainable_.blocks()) {
     if (!block.regularizer.active()) continue;
     result.loss +=
@@ -67,22 +78,12 @@ LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> la
   return result;
 }
 
-double Model::regularization_penalty() const {
-  double total = 0;
-  for (const auto& block : trainable_.blocks()) {
-    if (block.regularizer.active()) {
-      total += block.regularizer.penalty(
-          std::span<const float>(params_).subspan(block.offset, block.size()));
-    }
-  }
-  return total;
-}
-
 const Matrix& Model::predict(const Matrix& x) {
   return network_->run(x, {Phase::kInfer, 0});
 }
 
 Evaluation Model::evaluate(const Dataset& data, int batch_size) {
+  if (batch_size <= 0) throw Error("evaluate: the batch size must be positive");
   Evaluation result;
   double loss_sum = 0;
   int64_t correct = 0;

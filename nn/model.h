@@ -1,6 +1,12 @@
 // A model: the network of a spec plus its three flat buffers (parameters,
 // gradients, state). Replicas built from the same spec and seed start with
 // bit-identical parameters, wherever they run.
+//
+// One thread at a time: layers keep what a forward pass computed for the
+// backward pass, so predict() or evaluate() between compute_gradients() and
+// the use of its gradients is fine, but two threads on one model are not.
+// Its memory is the buffers plus per-layer activations for the last batch
+// (about 40 MB for the lab CNN at batch 128).
 #pragma once
 
 #include <cstdint>
@@ -39,22 +45,24 @@ class Model {
   std::span<float> state() { return state_; }
   std::span<const float> state() const { return state_; }
 
-  // Gives dropout its own stream (a worker's rank, say), so that replicas
-  // that share their initial weights draw different masks.
-  void seed_randomness(uint64_t seed) { network_->seed(seed); }
+  // Gives dropout stream `stream` of the model's seed (a worker's rank, say),
+  // so that replicas that share their initial weights draw different masks.
+  // A new model uses stream 0.
+  void seed_randomness(uint64_t stream);
 
   // One training pass on a batch: forward (training mode), loss plus the
   // regularisation penalties, backward. Overwrites the gradient buffer.
-  // `step` numbers the batch for per-step randomness.
-  LossResult compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step);
+  // `step` numbers the batch for per-step randomness. The loss is the sum
+  // over the batch divided by `divisor` (default: the batch's size; a
+  // synchronous strategy passes the global batch, so that workers' gradients
+  // add up to the global mean). An empty batch gives zero data gradients.
+  LossResult compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
+                               int64_t divisor = 0);
 
   // Inference-mode logits of a batch.
   const Matrix& predict(const Matrix& x);
   // Mean loss (without penalties) and accuracy over a whole data set.
   Evaluation evaluate(const Dataset& data, int batch_size = 1000);
-
-  // Sum of every regularised block's penalty at the current parameters.
-  double regularization_penalty() const;
 
   // Costs of one training step at this batch size: every leaf layer's, and
   // their sum. Input gradients that training skips are not counted.
@@ -62,9 +70,10 @@ class Model {
   LayerCost total_cost(int batch) const { return network_->cost(batch, false); }
 
  private:
-  void initialize(uint64_t seed);
+  void initialize();
 
   ModelSpec spec_;
+  uint64_t seed_;
   std::unique_ptr<Sequential> network_;
   ParameterLayout trainable_;
   ParameterLayout state_layout_;

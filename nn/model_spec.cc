@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 #include "common/error.h"
 #include "nn/layers/batch_norm.h"
@@ -19,17 +20,28 @@ namespace distlab::nn {
 namespace {
 
 constexpr int64_t kMaxDim = 1 << 24;
+// Values per example at any layer: far beyond any lab model, and small
+// enough that no product of sizes overflows.
+constexpr int64_t kMaxValues = int64_t{1} << 28;
 
 // Gives layers Keras-like default names: dense_1, dense_2, conv2d_1, ...
+// Names must be unique: they name the parameter blocks (and, later, the
+// entries of checkpoints).
 class LayerNamer {
  public:
   std::string next(const ConfigNode& options, const std::string& kind) {
     const std::string fallback = kind + "_" + std::to_string(++count_[kind]);
-    return options.get_string("name", fallback);
+    const std::string name = options.get_string("name", fallback);
+    if (!used_.insert(name).second) {
+      (options.has("name") ? options.at("name") : options)
+          .fail("a second layer named '" + name + "'", "layer names must be unique");
+    }
+    return name;
   }
 
  private:
   std::map<std::string, int> count_;
+  std::set<std::string> used_;
 };
 
 // An int or an [h, w] pair (Keras accepts both for kernel sizes and strides).
@@ -203,17 +215,28 @@ std::unique_ptr<Sequential> parse_sequence(const ConfigNode& list, std::string n
   for (std::size_t i = 0; i < list.size(); ++i) {
     layers.push_back(parse_layer(list[i], shape, namer));
     shape = layers.back()->output_shape();
+    if (shape.size() > kMaxValues) {
+      list[i].fail("gives " + std::to_string(shape.size()) + " values per example, more than " +
+                   std::to_string(kMaxValues));
+    }
   }
   return std::make_unique<Sequential>(std::move(name), in, std::move(layers));
 }
 
 Shape parse_input_shape(const ConfigNode& node) {
   const auto dims = node.as_int_list(1, kMaxDim);
-  if (dims.size() == 1) return Shape::flat(static_cast<int>(dims[0]));
-  if (dims.size() == 3) {
-    return {static_cast<int>(dims[0]), static_cast<int>(dims[1]), static_cast<int>(dims[2])};
+  Shape shape;
+  if (dims.size() == 1) {
+    shape = Shape::flat(static_cast<int>(dims[0]));
+  } else if (dims.size() == 3) {
+    shape = {static_cast<int>(dims[0]), static_cast<int>(dims[1]), static_cast<int>(dims[2])};
+  } else {
+    node.fail("expected [features] or [height, width, channels]");
   }
-  node.fail("expected [features] or [height, width, channels]");
+  if (shape.size() > kMaxValues) {
+    node.fail("more than " + std::to_string(kMaxValues) + " values per example");
+  }
+  return shape;
 }
 
 OptimizerSpec parse_optimizer(const ConfigNode& node) {
@@ -230,7 +253,8 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
     spec.adam.learning_rate = static_cast<float>(o.at("learning_rate").as_double(0, 1e3));
     spec.adam.beta1 = static_cast<float>(o.get_double("beta1", spec.adam.beta1, 0, 0.9999));
     spec.adam.beta2 = static_cast<float>(o.get_double("beta2", spec.adam.beta2, 0, 0.999999));
-    spec.adam.epsilon = static_cast<float>(o.get_double("epsilon", spec.adam.epsilon, 0, 1));
+    // Above zero: with epsilon 0 a parameter whose gradient is zero gets 0/0.
+    spec.adam.epsilon = static_cast<float>(o.get_double("epsilon", spec.adam.epsilon, 1e-12, 1));
   } else {
     node.fail("unknown optimizer '" + spec.kind + "'", "one of: sgd, adam");
   }
@@ -267,6 +291,12 @@ ModelSpec parse_model_spec(const ConfigNode& root) {
   if (spec.layers.size() == 0) spec.layers.fail("a model needs at least one layer");
   // Build once now: every layer error surfaces on load, with its place.
   const auto network = build_network(spec);
+  try {
+    ParameterLayout trainable, state;
+    network->declare(trainable, state);
+  } catch (const Error& e) {
+    spec.layers.fail(e.what());
+  }
   if (network->output_shape().size() != spec.num_classes) {
     spec.layers[spec.layers.size() - 1].fail(
         "the last layer gives " + std::to_string(network->output_shape().size()) +

@@ -53,8 +53,11 @@ class Sgd : public Optimizer {
   std::vector<float> velocity_;
 };
 
-// Adam (Kingma & Ba, Algorithm 1): m, v moving moments, bias-corrected:
-// w -= lr * m_hat / (sqrt(v_hat) + epsilon). Defaults are Keras' (epsilon 1e-7).
+// Adam (Kingma & Ba, Algorithm 1, as PyTorch has it): m, v moving moments,
+// bias-corrected: w -= lr * m_hat / (sqrt(v_hat) + epsilon). The defaults
+// are Keras' (epsilon 1e-7). Keras adds epsilon before the bias correction
+// of v, in effect epsilon * sqrt(1 - beta2^t): the two differ only where
+// sqrt(v_hat) is near epsilon, that is for gradients near zero.
 struct AdamOptions {
   float learning_rate = 0.001f;
   float beta1 = 0.9f;

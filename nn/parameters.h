@@ -49,6 +49,10 @@ struct ParamBlock {
 // two can round differently, so every replica must see the same alignment.
 inline constexpr int64_t kBlockAlignFloats = 16;
 
+// A model's buffers hold at most this many values (8 GiB of floats); a spec
+// that needs more is refused, as are empty blocks.
+inline constexpr int64_t kMaxParameters = int64_t{1} << 31;
+
 class ParameterLayout {
  public:
   // Appends a block at the next aligned offset and returns its index.

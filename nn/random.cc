@@ -26,6 +26,10 @@ uint64_t derive_seed(uint64_t seed, std::initializer_list<uint64_t> stream) {
   return mixed;
 }
 
+uint64_t derive_seed(uint64_t seed, SeedUse use, std::initializer_list<uint64_t> ids) {
+  return derive_seed(derive_seed(seed, {static_cast<uint64_t>(use)}), ids);
+}
+
 Rng::Rng(uint64_t seed) {
   for (auto& s : state_) s = splitmix64(seed);
 }

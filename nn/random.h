@@ -14,6 +14,20 @@ namespace distlab::nn {
 // into an independent seed, so that every consumer has its own stream.
 uint64_t derive_seed(uint64_t seed, std::initializer_list<uint64_t> stream);
 
+// What a run's seed is used for. Each use mixes its tag in first, so that
+// one seed can drive them all without two of them drawing the same numbers
+// (the shuffle of epoch 1 and the dropout masks, say).
+enum class SeedUse : uint64_t {
+  kWeights = 0x5745494748545321,  // initial parameters
+  kDropout,                       // dropout masks
+  kShuffle,                       // the order of examples in each epoch
+  kSyntheticImages,               // generated image data sets
+  kSyntheticTaxi,                 // generated taxi trips
+};
+
+// derive_seed(seed, {use, ids...}).
+uint64_t derive_seed(uint64_t seed, SeedUse use, std::initializer_list<uint64_t> ids = {});
+
 class Rng {
  public:
   explicit Rng(uint64_t seed);

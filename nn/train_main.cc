@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/progress.h"
 #include "nn/data/data_source.h"
@@ -144,13 +145,14 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--batch", o.batch_size, "batch size (default: the spec's)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", o.seed, "seed of weights, shuffling and dropout")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of weights, shuffling, dropout and synthetic data")
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "compute threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   try {
     return run(o);
   } catch (const InputError& e) {

@@ -1,6 +1,7 @@
 #include "nn/trainer.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "common/error.h"
 
@@ -24,6 +25,11 @@ EpochResult Trainer::train_epoch(const StepCallback& on_step) {
   for (int64_t s = 0; s < steps; ++s) {
     gather_batch(train_, sampler_.batch(epoch_, s), x_, y_);
     const LossResult loss = model_.compute_gradients(x_, y_, step_++);
+    if (!std::isfinite(loss.loss)) {
+      throw Error("the training loss became " + std::to_string(loss.loss) + " at step " +
+                  std::to_string(step_) + " of epoch " + std::to_string(epoch_ + 1) +
+                  "; a lower learning rate may help");
+    }
     optimizer_->step(model_.parameters(), model_.gradients());
     loss_sum += loss.loss;
     correct += loss.correct;

@@ -28,7 +28,7 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   if (n < 0) throw Error(fmt::format("epoch_order: n must not be negative, got {}", n));
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), int64_t{0});
-  Rng rng(derive_seed(seed, {static_cast<uint64_t>(epoch)}));
+  Rng rng(derive_seed(seed, SeedUse::kShuffle, {static_cast<uint64_t>(epoch)}));
   shuffle(order, rng);
   return order;
 }

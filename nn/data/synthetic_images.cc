@@ -31,7 +31,7 @@ void check_options(const SyntheticImageOptions& o) {
 
 Matrix synthetic_image_prototypes(const SyntheticImageOptions& options) {
   check_options(options);
-  Rng rng(derive_seed(options.seed, {kPrototypeStream}));
+  Rng rng(derive_seed(options.seed, SeedUse::kSyntheticImages, {kPrototypeStream}));
   Matrix prototypes(options.num_classes, options.shape.size());
   for (Eigen::Index i = 0; i < prototypes.size(); ++i) prototypes.data()[i] = rng.uniform();
   return prototypes;
@@ -45,7 +45,7 @@ Dataset make_synthetic_images(const SyntheticImageOptions& options) {
   data.num_classes = options.num_classes;
   data.features.resize(options.examples, options.shape.size());
   data.labels.resize(options.examples);
-  Rng rng(derive_seed(options.seed, {kExampleStream}));
+  Rng rng(derive_seed(options.seed, SeedUse::kSyntheticImages, {kExampleStream}));
   for (int64_t i = 0; i < options.examples; ++i) {
     const auto label = static_cast<int32_t>(rng.below(options.num_classes));
     data.labels[i] = label;

@@ -226,7 +226,7 @@ std::vector<TaxiTrip> generate_taxi_trips(int64_t n, uint64_t seed) {
   trips.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
     // One stream per trip: trip i does not depend on n.
-    Rng rng(derive_seed(seed, {static_cast<uint64_t>(i)}));
+    Rng rng(derive_seed(seed, SeedUse::kSyntheticTaxi, {static_cast<uint64_t>(i)}));
     trips.push_back(draw_trip(rng));
   }
   return trips;

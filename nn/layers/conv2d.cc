@@ -165,15 +165,10 @@ void Conv2D::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix
     // dz = dy * act'(y) for this chunk's rows, as a (rows, F) matrix.
     const ConstMatrixMap y_rows(y.row(first).data(), rows, opt_.filters);
     const ConstMatrixMap dy_rows(dy.row(first).data(), rows, opt_.filters);
-    s.dz.resize(rows, opt_.filters);
-    if (opt_.activation == Activation::kRelu) {
-      s.dz.array() = (y_rows.array() > 0.0f).select(dy_rows.array(), 0.0f);
-    } else {
-      s.dz = dy_rows;
-    }
+    activation_backward_into(opt_.activation, y_rows, dy_rows, s.dz);
     im2col(x, first, count, s.patches);
     kernel_part_[c].noalias() = s.patches.transpose() * s.dz;
-    bias_part_[c] = s.dz.colwise().sum();
+    if (opt_.use_bias) bias_part_[c] = s.dz.colwise().sum();
     if (dx) {
       s.dpatches.noalias() = s.dz * kernel.transpose();
       col2im(s.dpatches, first, count, *dx);

@@ -1,5 +1,6 @@
 #include "nn/layers/dense.h"
 
+#include "common/error.h"
 #include "nn/parallel_product.h"
 
 namespace distlab::nn {
@@ -7,7 +8,14 @@ namespace distlab::nn {
 Dense::Dense(std::string name, Shape input, const DenseOptions& options)
     : Layer(std::move(name), input, Shape::flat(options.units)),
       options_(options),
-      inputs_(static_cast<int>(input.size())) {}
+      inputs_(static_cast<int>(input.size())) {
+  // Keras applies Dense to the last axis of an image; silently flattening
+  // instead would build another model than the spec's author expects.
+  if (!input.is_flat()) {
+    throw Error("dense '" + this->name() + "' needs flat input, got " + input.to_string() +
+                "; add a flatten layer before it");
+  }
+}
 
 void Dense::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
   kernel_ = trainable.block(trainable.add({name() + "/kernel", inputs_, options_.units,

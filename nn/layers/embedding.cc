@@ -1,5 +1,7 @@
 #include "nn/layers/embedding.h"
 
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "common/error.h"
@@ -24,24 +26,30 @@ Embedding::Embedding(std::string name, Shape input, const EmbeddingOptions& opti
   }
   table_offset_.resize(opt_.vocab.size());
   std::exclusive_scan(opt_.vocab.begin(), opt_.vocab.end(), table_offset_.begin(), int64_t{0});
+  if (table_offset_.back() + opt_.vocab.back() > std::numeric_limits<int>::max()) {
+    throw Error("embedding '" + this->name() + "': the vocabularies add up to more than " +
+                std::to_string(std::numeric_limits<int>::max()) + " rows");
+  }
 }
 
 void Embedding::declare(ParameterLayout& trainable, ParameterLayout& /*state*/) {
-  const int rows = std::accumulate(opt_.vocab.begin(), opt_.vocab.end(), 0);
-  table_ = trainable.block(trainable.add(
-      {name() + "/table", rows, opt_.dim, Init::kEmbeddingUniform, opt_.regularizer}));
+  table_ = trainable.block(
+      trainable.add({name() + "/table", static_cast<int>(table_offset_.back() + opt_.vocab.back()),
+                     opt_.dim, Init::kEmbeddingUniform, opt_.regularizer}));
 }
 
 int64_t Embedding::table_row(const Matrix& x, Eigen::Index n, int j) const {
   const float value = x(n, opt_.first_column + j);
-  const auto id = static_cast<int64_t>(value);
-  if (static_cast<float>(id) != value || id < 0 || id >= opt_.vocab[j]) {
-    throw Error("embedding '" + name() + "': input column " +
-                std::to_string(opt_.first_column + j) + " of example " + std::to_string(n) +
-                " holds " + std::to_string(value) + ", not an id below its vocabulary of " +
-                std::to_string(opt_.vocab[j]));
+  // Range first, in float: converting NaN or a huge value is undefined.
+  const bool valid =
+      value >= 0.0f && value < static_cast<float>(opt_.vocab[j]) && value == std::floor(value);
+  if (!valid) {
+    throw InputError("embedding '" + name() + "': input column " +
+                     std::to_string(opt_.first_column + j) + " of example " + std::to_string(n) +
+                     " holds " + std::to_string(value) + ", not an id below its vocabulary of " +
+                     std::to_string(opt_.vocab[j]));
   }
-  return table_offset_[j] + id;
+  return table_offset_[j] + static_cast<int64_t>(value);
 }
 
 void Embedding::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {

@@ -1,7 +1,5 @@
 #include "nn/layers/max_pool2d.h"
 
-#include <limits>
-
 #include "common/error.h"
 
 namespace distlab::nn {
@@ -35,8 +33,7 @@ void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*
       for (int ow = 0; ow < out_w_.out; ++ow) {
         float* __restrict best = out + (int64_t{oh} * out_w_.out + ow) * channels;
         int32_t* __restrict best_at = where + (int64_t{oh} * out_w_.out + ow) * channels;
-        std::fill_n(best, channels, -std::numeric_limits<float>::infinity());
-        std::fill_n(best_at, channels, 0);
+        bool first = true;
         for (int ph = 0; ph < opt_.pool_h; ++ph) {
           const int ih = oh * opt_.stride_h - out_h_.pad_before + ph;
           if (ih < 0 || ih >= in.height) continue;
@@ -45,6 +42,11 @@ void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*
             if (iw < 0 || iw >= in.width) continue;
             const auto at = static_cast<int32_t>((ih * in.width + iw) * channels);
             const float* __restrict pixel = image + at;
+            if (first) {  // the window's first pixel, even if -inf or NaN
+              for (int c = 0; c < channels; ++c) best[c] = pixel[c], best_at[c] = at + c;
+              first = false;
+              continue;
+            }
             // Branch-free over channels (it vectorises); strictly greater,
             // so the first maximum in scan order wins ties.
             for (int c = 0; c < channels; ++c) {

@@ -16,8 +16,13 @@ check() {  # check DESCRIPTION CONDITION...
 }
 
 "$train" --help >"$work/help" 2>&1
-check "--help exits 0 and shows examples and data sources" \
-  grep -q "synthetic-taxi\[:N\]" "$work/help"
+check "--help exits 0" test $? -eq 0
+check "... and shows examples and data sources" grep -q "synthetic-taxi\[:N\]" "$work/help"
+
+"$train" --no-such-option >"$work/out" 2>"$work/err"
+check "an unknown option exits 2" test $? -eq 2
+"$train" --epochs 0 >"$work/out" 2>"$work/err"
+check "an option out of range exits 2" test $? -eq 2
 
 "$train" "$work/missing.yaml" >"$work/out" 2>"$work/err"
 check "a missing model exits 2" test $? -eq 2
@@ -34,10 +39,16 @@ check "an unknown data source exits 2" test $? -eq 2
 check "data of the wrong shape exit 2" test $? -eq 2
 check "... saying what the model expects" grep -q "expects (32, 32, 3)" "$work/err"
 
+"$train" "$src/scenarios/models/taxi_wide_deep.yaml" --data synthetic:100 >"$work/out" 2>"$work/err"
+check "data that do not fit the model's embeddings exit 2" test $? -eq 2
+check "... naming the column and the vocabulary" grep -q "not an id below its vocabulary" "$work/err"
+
 "$train" "$src/scenarios/models/mnist_cnn.yaml" --data synthetic:600 --epochs 2 \
-  --out "$work/run" >"$work/out" 2>"$work/err"
+  --train-examples 300 --batch 50 --out "$work/run" >"$work/out" 2>"$work/err"
 check "a short run succeeds" test $? -eq 0
 check "... prints one line per epoch" test "$(grep -c '^epoch [12]: ' "$work/out")" -eq 2
+check "... on the examples and batch asked for" grep -q "300 examples, batch 50" "$work/out"
+check "... with 6 steps an epoch" test "$(tail -1 "$work/run/curve.csv" | cut -d, -f2)" -eq 12
 check "... writes curve.csv with a header and two epochs" test "$(wc -l <"$work/run/curve.csv")" -eq 3
 check "... writes summary.json with the final accuracy" grep -q '"final_accuracy"' "$work/run/summary.json"
 

@@ -67,10 +67,26 @@ TEST_CASE("Config errors name the file, the line and the key") {
 }
 
 TEST_CASE("Broken YAML and missing files are config errors") {
-  CHECK(error_of([] { ConfigNode::load_string("a: [1, 2\n", "bad.yaml"); })
-            .starts_with("bad.yaml:"));
+  CHECK(
+      error_of([] { ConfigNode::load_string("a: [1, 2\n", "bad.yaml"); }).starts_with("bad.yaml:"));
   CHECK(error_of([] { ConfigNode::load_string("", "empty.yaml"); }) ==
         "empty.yaml:1: the document is empty");
   CHECK(error_of([] { ConfigNode::load_file("/nonexistent/x.yaml"); }) ==
         "/nonexistent/x.yaml: cannot open the file");
+}
+
+TEST_CASE("Repeated keys and keys that are not names are refused") {
+  const auto twice = ConfigNode::load_string("a: 1\nb: 2\na: 3\n", "twice.yaml");
+  CHECK(error_of([&] { twice.allow_only({"a", "b"}); }) == "twice.yaml:3: a: key given twice");
+  const auto odd = ConfigNode::load_string("[1, 2]: x\n", "odd.yaml");
+  CHECK(error_of([&] { odd.allow_only({"a"}); }).find("a key must be a plain name") !=
+        std::string::npos);
+}
+
+TEST_CASE("A key with nothing after it reads as an empty mapping") {
+  const auto root = ConfigNode::load_string("flatten:\n", "empty.yaml");
+  const auto options = root.at("flatten");
+  CHECK(options.is_null());
+  CHECK_NOTHROW(options.allow_only({"name"}));
+  CHECK(options.get_string("name", "fallback") == "fallback");
 }

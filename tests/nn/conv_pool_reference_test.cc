@@ -1,6 +1,7 @@
 // Conv2D and MaxPool2D forward passes against direct loops that follow the
 // textbook definitions, and the output geometry against TensorFlow's rules.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "gradient_check.h"
 #include "nn/layers/conv2d.h"
@@ -113,4 +114,27 @@ TEST_CASE("MaxPool2D keeps channels apart") {
   Matrix y;
   pool.forward(x, y, {});
   CHECK(y == Matrix{{3, 5}});
+}
+
+TEST_CASE("MaxPool2D routes gradients within the window even when all values are -inf") {
+  const Shape in{2, 2, 2};
+  MaxPool2D pool("p", in, {});
+  const float inf = std::numeric_limits<float>::infinity();
+  const Matrix x{{-inf, -inf, -inf, -inf, -inf, -inf, -inf, 3}};
+  Matrix y, dx;
+  pool.forward(x, y, {});
+  CHECK(y(0, 0) == -inf);
+  CHECK(y(0, 1) == 3);
+  pool.backward(x, y, Matrix{{1, 2}}, &dx);
+  CHECK(dx == Matrix{{1, 0, 0, 0, 0, 0, 0, 2}});  // channel 0 to the first pixel
+}
+
+TEST_CASE("A convolution's cost leaves out the input gradient it does not compute") {
+  const Shape in{10, 10, 3};
+  Conv2D conv("c", in, {.filters = 4, .kernel_h = 3, .kernel_w = 3});
+  const LayerCost with = conv.cost(8, true), without = conv.cost(8, false);
+  const double gemm = 2.0 * 8 * 64 * 27 * 4;  // rows * patch * filters
+  CHECK(with.forward_flops == without.forward_flops);
+  CHECK(with.backward_flops - without.backward_flops == gemm);
+  CHECK(without.backward_flops == gemm + 8 * 64 * 4);  // dW and the bias sum
 }

@@ -69,9 +69,12 @@ TEST_CASE("Conv2D gradients match finite differences") {
 
 TEST_CASE("MaxPool2D gradients match finite differences") {
   const auto padding = GENERATE(Padding::kValid, Padding::kSame);
+  const int stride = GENERATE(1, 2);  // stride 1: windows overlap, gradients add up
+  CAPTURE(padding == Padding::kSame, stride);
   const Shape in{5, 5, 2};
-  MaxPool2D pool("p", in,
-                 {.pool_h = 2, .pool_w = 2, .stride_h = 2, .stride_w = 2, .padding = padding});
+  MaxPool2D pool(
+      "p", in,
+      {.pool_h = 2, .pool_w = 2, .stride_h = stride, .stride_w = stride, .padding = padding});
   require_gradients_match(pool, random_batch(2, in, 3));
 }
 

@@ -28,6 +28,8 @@ int64_t trainable_count(const std::string& file) {
 TEST_CASE("The lab models have Keras' parameter counts") {
   CHECK(trainable_count("mnist_cnn.yaml") == 93322);
   CHECK(trainable_count("cifar10_mlp.yaml") == 1447500);
+  // Tables of 761 x 2 and 307 x 8; dense 59-100-70-50-25-2.
+  CHECK(trainable_count("taxi_wide_deep.yaml") == 1522 + 2456 + 6000 + 7070 + 3550 + 1275 + 52);
   const Model mlp(load_model_spec(models_dir() + "cifar10_mlp.yaml"), 1);
   CHECK(mlp.state_layout().count() == 3060);  // BatchNorm moving statistics
 }
@@ -93,6 +95,16 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
           "missing_layers.yaml:1: (top level): missing required key 'layers'"},
       Row{"bad_yaml.yaml", "bad_yaml.yaml:3: not valid YAML"},
       Row{"no_such_file.yaml", "no_such_file.yaml: cannot open the file"},
+      Row{"duplicate_name.yaml",
+          "duplicate_name.yaml:6: layers[1].dense.name: a second layer named 'hidden' (layer names "
+          "must be unique)"},
+      Row{"duplicate_key.yaml", "duplicate_key.yaml:5: layers[0].dense.units: key given twice"},
+      Row{"dense_on_image.yaml",
+          "dense_on_image.yaml:5: layers[0].dense: dense 'dense_1' needs flat input, got (4, 4, "
+          "1); add a flatten layer before it"},
+      Row{"adam_epsilon_zero.yaml",
+          "adam_epsilon_zero.yaml:6: optimizer.adam.epsilon: must be between 1e-12 and 1, got 0"},
+      Row{"huge_input.yaml", "huge_input.yaml:2: input: more than 268435456 values per example"},
   }));
   CAPTURE(file);
   try {

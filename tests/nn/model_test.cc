@@ -123,6 +123,9 @@ TEST_CASE("Layer costs grow with the batch and count the GEMM flops") {
   // conv: 2 * (batch * 36 positions) * 9 * 2 filters, plus bias and activation
   CHECK(costs[0].cost.forward_flops == 2.0 * 360 * 9 * 2 + 2.0 * 360 * 2);
   CHECK(costs[3].cost.forward_flops == 2.0 * 10 * 18 * 5 + 2.0 * 10 * 5);
+  // The first layer computes no input gradient; the dense layers after it do.
+  CHECK(costs[0].cost.backward_flops == 2.0 * 360 * 9 * 2 + 360 * 2);
+  CHECK(costs[3].cost.backward_flops == 4.0 * 10 * 18 * 5 + 10 * 5);
   const LayerCost one = model.total_cost(1), many = model.total_cost(64);
   CHECK(many.forward_flops > 60 * one.forward_flops);
   CHECK(many.backward_flops > 60 * one.backward_flops);

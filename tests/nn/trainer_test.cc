@@ -29,10 +29,31 @@ optimizer: {adam: {learning_rate: 0.01}}
   return parse_model_spec(distlab::ConfigNode::load_string(text, "tiny.yaml"));
 }
 
+// Big enough that every parallel plan cuts its work: the convolution into
+// several chunks, every product into several blocks.
+ModelSpec parallel_spec() {
+  return parse_model_spec(distlab::ConfigNode::load_string(R"(
+name: wide_enough
+input: [28, 28, 1]
+classes: 10
+batch_size: 48
+layers:
+  - conv2d: {filters: 8, kernel: 3, activation: relu}
+  - max_pool2d: {pool: 2}
+  - flatten:
+  - dense: {units: 160, activation: relu}
+  - batch_norm:
+  - dropout: {rate: 0.2}
+  - dense: {units: 10}
+optimizer: {adam: {learning_rate: 0.001}}
+)",
+                                                           "parallel.yaml"));
+}
+
 std::vector<float> train_weights(int threads, uint64_t seed) {
   set_compute_threads(threads);
-  const ModelSpec spec = spec_from("");
-  const DataSplits data = load_data("synthetic:300", {spec.input, spec.num_classes}, seed);
+  const ModelSpec spec = parallel_spec();
+  const DataSplits data = load_data("synthetic:240", {spec.input, spec.num_classes}, seed);
   Model model(spec, seed);
   Trainer trainer(model, data.train, seed);
   trainer.train_epoch();
@@ -89,4 +110,18 @@ TEST_CASE("Without a plateau schedule the rate stays") {
   Model model(spec, 1);
   Trainer trainer(model, data.train, 1);
   for (int i = 0; i < 5; ++i) CHECK(trainer.end_epoch(1.0) == 0.01f);
+}
+
+TEST_CASE("A NaN loss stops training with the step and a hint") {
+  ModelSpec spec = spec_from("");
+  spec.optimizer.adam.learning_rate = 1e30f;
+  const DataSplits data = load_data("synthetic:300", {spec.input, spec.num_classes}, 1);
+  Model model(spec, 1);
+  Trainer trainer(model, data.train, 1);
+  CHECK_THROWS_WITH(
+      [&] {
+        for (int e = 0; e < 20; ++e) trainer.train_epoch();
+      }(),
+      Catch::Matchers::Contains("the training loss became") &&
+          Catch::Matchers::Contains("a lower learning rate may help"));
 }
