@@ -153,16 +153,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "initialisation and shuffling seed")->capture_default_str();
   app.add_flag("--profile", o.profile, "also time each top-level layer's forward and backward");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  try {
+  return run_reporting_errors([&] {
     set_compute_threads(o.threads);
     nlohmann::json result = {{"threads", o.threads}, {"models", nlohmann::json::array()}};
     for (const auto& m : o.models) result["models"].push_back(measure(m, o));
     std::printf("RESULT %s\n", result.dump().c_str());
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitFailure;
-  }
+    return 0;
+  });
 }

@@ -153,13 +153,5 @@ int main(int argc, char** argv) {
   app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  try {
-    return run(o);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitFailure;
-  }
+  return run_reporting_errors([&] { return run(o); });
 }
