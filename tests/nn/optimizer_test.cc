@@ -2,6 +2,7 @@
 #include "nn/optimizer.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
 
 #include "nn/lr_schedule.h"
 
@@ -72,4 +73,33 @@ TEST_CASE("The plateau schedule cuts the rate after patience observations") {
     CAPTURE(i);
     CHECK(lr == trace[i].second);
   }
+}
+
+TEST_CASE("Restoring an optimizer's state and step count resumes its trajectory") {
+  const auto kind = GENERATE(as<std::string>{}, "sgd", "adam");
+  CAPTURE(kind);
+  auto make = [&]() -> std::unique_ptr<Optimizer> {
+    if (kind == "sgd")
+      return std::make_unique<Sgd>(3, SgdOptions{.learning_rate = 0.1f, .momentum = 0.9f});
+    return std::make_unique<Adam>(3, AdamOptions{.learning_rate = 0.1f});
+  };
+  const std::vector<std::vector<float>> grads{{1, -2, 3}, {0.5f, 0, -1}, {2, 2, 2}, {-1, 1, 0}};
+  auto original = make();
+  std::vector<float> w{1, 2, 3};
+  for (int s = 0; s < 3; ++s) original->step(w, grads[s]);
+
+  // A checkpoint: the parameters, the optimizer's state and its step count.
+  auto resumed = make();
+  std::vector<float> w_resumed = w;
+  const auto from = original->state();
+  const auto to = resumed->state();
+  REQUIRE(from.size() == to.size());
+  for (std::size_t i = 0; i < from.size(); ++i)
+    std::copy(from[i].begin(), from[i].end(), to[i].begin());
+  resumed->set_steps(original->steps());
+
+  original->step(w, grads[3]);
+  resumed->step(w_resumed, grads[3]);
+  CHECK(w_resumed == w);
+  CHECK(resumed->steps() == 4);
 }
