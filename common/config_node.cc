@@ -47,12 +47,20 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best;
 }
 
-ConfigNode::ConfigNode(YAML::Node node, std::string key, std::shared_ptr<const std::string> file,
+ConfigNode::ConfigNode(YAML::Node node, std::string key, std::shared_ptr<const Context> context,
                        int fallback_line)
     : node_(std::move(node)),
       key_(std::move(key)),
-      file_(std::move(file)),
+      context_(std::move(context)),
       fallback_line_(fallback_line) {}
+
+ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
+  node_.reset(other.node_);  // `node_ = other.node_` would overwrite the tree
+  key_ = other.key_;
+  context_ = other.context_;
+  fallback_line_ = other.fallback_line_;
+  return *this;
+}
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
   std::ifstream in(path);
@@ -63,14 +71,27 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
 }
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
-  auto file = std::make_shared<const std::string>(name);
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name, 1, "", "the document is empty");
-    return ConfigNode(root, "", file, 1);
+    return from_node(root, name);
   } catch (const YAML::Exception& e) {
     throw ConfigError(name, e.mark.is_null() ? 0 : e.mark.line + 1, "", "not valid YAML: " + e.msg);
   }
+}
+
+ConfigNode ConfigNode::from_node(YAML::Node root, const std::string& file,
+                                 std::vector<Origin> origins) {
+  auto context = std::make_shared<const Context>(Context{file, std::move(origins)});
+  return ConfigNode(std::move(root), "", std::move(context), 1);
+}
+
+const ConfigNode::Origin* ConfigNode::origin() const {
+  if (!node_.IsDefined()) return nullptr;
+  for (const auto& o : context_->origins) {
+    if (o.node.IsDefined() && o.node.is(node_)) return &o;
+  }
+  return nullptr;
 }
 
 int ConfigNode::line() const {
@@ -79,7 +100,12 @@ int ConfigNode::line() const {
 }
 
 void ConfigNode::fail(const std::string& problem, const std::string& hint) const {
-  throw ConfigError(*file_, line(), key_.empty() ? "(top level)" : key_, problem, hint);
+  const std::string key = key_.empty() ? "(top level)" : key_;
+  if (const Origin* o = origin()) {
+    throw ConfigError(context_->file, 0, key, problem,
+                      "set by " + o->description + (hint.empty() ? "" : "; " + hint));
+  }
+  throw ConfigError(context_->file, line(), key, problem, hint);
 }
 
 std::string ConfigNode::describe_value() const {
@@ -98,7 +124,7 @@ std::optional<ConfigNode> ConfigNode::find(const std::string& child) const {
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
   YAML::Node found = node_[child];
   if (!found.IsDefined()) return std::nullopt;
-  return ConfigNode(found, child_key(key_, child), file_, line());
+  return ConfigNode(found, child_key(key_, child), context_, line());
 }
 
 ConfigNode ConfigNode::at(const std::string& child) const {
@@ -112,17 +138,17 @@ void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a mapping, got " + describe_value());
   std::vector<std::string> seen;
   for (const auto& kv : node_) {
-    ConfigNode key_node(kv.first, key_, file_, line());
+    ConfigNode key_node(kv.first, key_, context_, line());
     if (!kv.first.IsScalar()) key_node.fail("a key must be a plain name");
     const std::string name = kv.first.Scalar();
     // YAML forbids repeated keys, but yaml-cpp keeps the first silently.
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
-      ConfigNode(kv.first, child_key(key_, name), file_, line()).fail("key given twice");
+      ConfigNode(kv.first, child_key(key_, name), context_, line()).fail("key given twice");
     }
     seen.push_back(name);
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
     const std::string guess = closest_match(name, allowed);
-    ConfigNode where(kv.first, child_key(key_, name), file_, line());
+    ConfigNode where(kv.first, child_key(key_, name), context_, line());
     where.fail("unknown key",
                guess.empty() ? "allowed: " + join(allowed) : "did you mean '" + guess + "'?");
   }
@@ -142,7 +168,7 @@ std::size_t ConfigNode::size() const {
 
 ConfigNode ConfigNode::operator[](std::size_t i) const {
   if (!node_.IsSequence()) fail("expected a list, got " + describe_value());
-  return ConfigNode(node_[i], key_ + "[" + std::to_string(i) + "]", file_, line());
+  return ConfigNode(node_[i], key_ + "[" + std::to_string(i) + "]", context_, line());
 }
 
 std::string ConfigNode::as_string() const {

@@ -16,12 +16,33 @@ namespace distlab {
 
 class ConfigNode {
  public:
+  // Where a node of an edited tree came from when no file holds it: a value
+  // set on the command line ("--set training.epochs=abc"). Errors about such
+  // a node name its origin instead of a line.
+  struct Origin {
+    YAML::Node node;          // compared by identity (YAML::Node::is)
+    std::string description;  // "--set training.epochs=abc"
+  };
+
   // Parses a file; a missing file or a YAML syntax error is a ConfigError.
   static ConfigNode load_file(const std::string& path);
   // Parses text as if it were the file `name` (tests, embedded defaults).
   static ConfigNode load_string(const std::string& text, const std::string& name);
+  // Wraps a tree that was parsed and then edited in memory (see yaml()), as
+  // if read from `file`. Errors about the nodes in `origins`, which have no
+  // line, read "file: key: problem (set by ORIGIN; hint)".
+  static ConfigNode from_node(YAML::Node root, const std::string& file,
+                              std::vector<Origin> origins = {});
 
-  const std::string& file() const { return *file_; }
+  // Assignment rebinds the view; it never writes into the viewed tree (as
+  // YAML::Node's assignment would).
+  ConfigNode(const ConfigNode&) = default;
+  ConfigNode& operator=(const ConfigNode& other);
+
+  // The viewed tree, shared with this view: edits to it show through.
+  const YAML::Node& yaml() const { return node_; }
+
+  const std::string& file() const { return context_->file; }
   const std::string& key() const { return key_; }
   int line() const;  // 1-based; the parent's line when this node is absent
 
@@ -63,13 +84,19 @@ class ConfigNode {
   [[noreturn]] void fail(const std::string& problem, const std::string& hint = "") const;
 
  private:
-  ConfigNode(YAML::Node node, std::string key, std::shared_ptr<const std::string> file,
+  struct Context {
+    std::string file;
+    std::vector<Origin> origins;
+  };
+
+  ConfigNode(YAML::Node node, std::string key, std::shared_ptr<const Context> context,
              int fallback_line);
   std::string describe_value() const;
+  const Origin* origin() const;  // where node_ came from when set in memory
 
   YAML::Node node_;
   std::string key_;
-  std::shared_ptr<const std::string> file_;
+  std::shared_ptr<const Context> context_;
   int fallback_line_;  // where to point when node_ itself has no position
 };
 
