@@ -1,0 +1,38 @@
+// What a strategy needs to know to train: which algorithm and its options,
+// and how long and how to train. Scenarios (run/scenario.h) hold these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace distlab::strategy {
+
+enum class StrategyKind { kLocal, kAllReduce, kParameterServer, kMirrored };
+enum class PsMode { kAsync, kSync };
+enum class Fidelity {
+  kFull,    // the real math runs in every task: losses, accuracies, weights
+  kTiming,  // the math is skipped; message sizes and compute times are exact
+};
+
+const char* strategy_name(StrategyKind kind);  // "local", "allreduce", ...
+const char* fidelity_name(Fidelity fidelity);  // "full", "timing"
+
+struct StrategyConfig {
+  StrategyKind kind = StrategyKind::kLocal;
+  PsMode mode = PsMode::kAsync;  // parameter_server only
+  // allreduce and mirrored: the gradient is reduced in consecutive buckets
+  // of at most this many bytes, one ring each; 0 reduces it in one ring.
+  int64_t bucket_bytes = 0;
+  int devices = 0;  // mirrored: devices of the host (0: all its GPUs)
+};
+
+struct TrainingConfig {
+  int64_t batch_size = 0;      // per replica; 0 takes the model's
+  int64_t epochs = 1;          // passes over the training set...
+  int64_t steps = 0;           // ...or, when above 0, this many steps per replica
+  int64_t eval_every = 0;      // chief steps between evaluations; 0: at the end only
+  int64_t eval_examples = 0;   // test examples per evaluation; 0: the whole test set
+  int64_t train_examples = 0;  // first examples of the training set; 0: all
+};
+
+}  // namespace distlab::strategy

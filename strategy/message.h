@@ -1,0 +1,42 @@
+// What tasks send each other: a few header fields and a run of floats
+// (parameters or gradients). In timing fidelity a message carries no values
+// but keeps its exact size on the wire, so that a simulation of thousands of
+// workers moves sizes, not data.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strategy/task.h"
+
+namespace distlab::strategy {
+
+// Distinguishes the conversations between two tasks. Messages from one task
+// with one tag are received in the order they were sent.
+enum class Tag : uint16_t {
+  kRing = 1,           // chunks of a ring all-reduce
+  kToParameterServer,  // worker -> ps: pull, push, stop, final (see `op`)
+  kParameters,         // ps -> worker: a shard of the parameters
+  kLast = kParameters,
+};
+const char* tag_name(Tag tag);
+
+struct Message {
+  TaskId from;  // filled in by the runtime
+  Tag tag = Tag::kRing;
+  int32_t op = 0;             // what the message asks, where its tag has several meanings
+  int64_t step = 0;           // the sender's step
+  int64_t version = 0;        // a PS shard's version (updates applied), where it applies
+  uint64_t sequence = 0;      // per (sender, receiver, tag), filled in by the runtime
+  std::vector<float> values;  // empty in timing fidelity
+  uint64_t bytes = 0;         // payload size on the wire in both fidelities
+
+  // Set by the receiving backend: when the message began to arrive, on the
+  // receiver's clock. Time blocked before it is waiting, after it transfer.
+  double available_at = 0;
+};
+
+// A message of `count` floats, holding `values` (full fidelity) or nothing.
+Message make_message(Tag tag, int64_t step, int64_t count, const float* values);
+
+}  // namespace distlab::strategy

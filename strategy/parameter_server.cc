@@ -1,0 +1,192 @@
+#include "strategy/parameter_server.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "common/error.h"
+
+namespace distlab::strategy {
+namespace {
+
+// PS j's byte range of the parameter buffer: k near-equal contiguous parts.
+struct Shard {
+  int64_t begin = 0;
+  int64_t size = 0;
+};
+
+Shard shard_of(int64_t floats, int servers, int j) {
+  const int64_t begin = part_begin(floats, servers, j);
+  return {begin, part_begin(floats, servers, j + 1) - begin};
+}
+
+Message request(PsRequest what, int64_t step) {
+  Message m = make_message(Tag::kToParameterServer, step, 0, nullptr);
+  m.op = static_cast<int32_t>(what);
+  return m;
+}
+
+// Worker side: fetch every shard into `params`, remembering each version.
+void pull(Runtime& runtime, PsRequest what, int64_t step, FloatRange params,
+          std::vector<int64_t>& versions) {
+  const int servers = runtime.cluster().ps;
+  for (int j = 0; j < servers; ++j) runtime.send({Role::kPs, j}, request(what, step));
+  for (int j = 0; j < servers; ++j) {
+    const Shard shard = shard_of(params.size(), servers, j);
+    Message reply = runtime.recv({Role::kPs, j}, Tag::kParameters);
+    if (reply.bytes != static_cast<uint64_t>(shard.size) * sizeof(float)) {
+      throw Error(task_name(runtime.self()) + ": ps:" + std::to_string(j) + " sent " +
+                  std::to_string(reply.bytes) + " bytes of parameters where " +
+                  std::to_string(shard.size * sizeof(float)) + " were expected");
+    }
+    if (params.has_values())
+      std::copy(reply.values.begin(), reply.values.end(), params.data() + shard.begin);
+    versions[j] = reply.version;
+  }
+}
+
+// Worker side: send each shard of the gradient to its PS.
+void push(Runtime& runtime, int64_t step, FloatRange grads, const std::vector<int64_t>& versions) {
+  const int servers = runtime.cluster().ps;
+  for (int j = 0; j < servers; ++j) {
+    const Shard shard = shard_of(grads.size(), servers, j);
+    const FloatRange part = grads.sub(shard.begin, shard.size);
+    Message m = make_message(Tag::kToParameterServer, step, part.size(), part.data());
+    m.op = static_cast<int32_t>(PsRequest::kPush);
+    m.version = versions[j];
+    runtime.send({Role::kPs, j}, std::move(m));
+  }
+}
+
+}  // namespace
+
+TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup) {
+  Replica replica(runtime, setup);
+  const bool sync = setup.strategy().mode == PsMode::kSync;
+  const int servers = runtime.cluster().ps;
+  std::vector<int64_t> versions(servers, 0);
+
+  for (int64_t step = 0; step < replica.total_steps(); ++step) {
+    runtime.begin_step(step);
+    pull(runtime, PsRequest::kPull, step, replica.parameters(), versions);
+    const double loss =
+        replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
+    push(runtime, step, replica.gradients(), versions);
+    replica.after_step(step, loss);
+    runtime.end_step(loss);
+  }
+  for (int j = 0; j < servers; ++j) {
+    runtime.send({Role::kPs, j}, request(PsRequest::kStop, replica.total_steps()));
+  }
+  // The chief evaluates and fingerprints the weights every worker trained.
+  if (replica.is_chief())
+    pull(runtime, PsRequest::kFinal, replica.total_steps(), replica.parameters(), versions);
+  TaskOutcome outcome = replica.finish();
+  outcome.updates = replica.total_steps() * servers;
+  return outcome;
+}
+
+TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
+  const ClusterSpec& cluster = runtime.cluster();
+  const int replicas = cluster.replicas();
+  const bool sync = setup.strategy().mode == PsMode::kSync;
+  const Shard shard = shard_of(setup.parameter_floats(), cluster.ps, runtime.self().index);
+
+  // The shard starts from the same initial weights as every replica.
+  std::vector<float> values, sum;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  if (runtime.full_fidelity()) {
+    const nn::Model initial(setup.spec(), setup.seed());
+    const auto all = initial.parameters();
+    values.assign(all.begin() + shard.begin, all.begin() + shard.begin + shard.size);
+    sum.resize(shard.size);
+    optimizer = nn::make_optimizer(setup.spec().optimizer, shard.size);
+  }
+  const FloatRange current = values.empty() && shard.size > 0
+                                 ? FloatRange::sized(shard.size)
+                                 : FloatRange(values.data(), shard.size);
+
+  int64_t version = 0;  // updates applied to this shard
+  int64_t gradients_applied = 0;
+  std::vector<int64_t> pushes(replicas, 0);
+  std::vector<std::optional<Message>> pending(replicas);  // sync: this step's gradients
+  int pending_count = 0;
+  std::vector<Message> deferred;  // pulls that wait for an update (sync) or for the end
+  int stopped = 0;
+  bool final_requested = cluster.chiefs == 0;
+
+  auto reply = [&](const Message& pull_request) {
+    Message m = make_message(Tag::kParameters, pull_request.step, shard.size, current.data());
+    m.version = version;
+    runtime.send(pull_request.from, std::move(m));
+  };
+  auto apply = [&](std::span<const float> gradient, int64_t staleness, int gradients) {
+    runtime.begin_step(version);
+    runtime.compute(setup.update_work(shard.size), [&] { optimizer->step(values, gradient); });
+    ++version;
+    gradients_applied += gradients;
+    runtime.end_step(std::numeric_limits<double>::quiet_NaN(), staleness);
+  };
+  // Sync: a worker's pull waits until every push it made has been applied.
+  auto ready = [&](const Message& m) {
+    return !sync || pushes[cluster.replica_rank(m.from)] <= version;
+  };
+
+  while (stopped < replicas || !final_requested) {
+    Message m = runtime.recv_any(Tag::kToParameterServer);
+    const int rank = cluster.replica_rank(m.from);
+    switch (static_cast<PsRequest>(m.op)) {
+      case PsRequest::kPull:
+        if (ready(m)) {
+          reply(m);
+        } else {
+          deferred.push_back(std::move(m));
+        }
+        break;
+      case PsRequest::kPush:
+        ++pushes[rank];
+        if (!sync) {
+          apply(m.values, version - m.version, 1);
+          break;
+        }
+        pending[rank] = std::move(m);
+        if (++pending_count < replicas) break;
+        // Every worker's gradient of this step is here: add them up in
+        // worker order, so that the sum has the same bits on every run.
+        runtime.compute(elementwise_work("sum gradients", shard.size * (replicas - 1), 1, 3), [&] {
+          std::copy(pending[0]->values.begin(), pending[0]->values.end(), sum.begin());
+          for (int r = 1; r < replicas; ++r) {
+            const std::vector<float>& g = pending[r]->values;
+            for (int64_t i = 0; i < shard.size; ++i) sum[i] += g[i];
+          }
+        });
+        apply(sum, -1, replicas);
+        for (auto& p : pending) p.reset();
+        pending_count = 0;
+        for (auto it = deferred.begin(); it != deferred.end();) {
+          if (static_cast<PsRequest>(it->op) == PsRequest::kPull && ready(*it)) {
+            reply(*it);
+            it = deferred.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        break;
+      case PsRequest::kStop:
+        ++stopped;
+        break;
+      case PsRequest::kFinal:
+        final_requested = true;
+        deferred.push_back(std::move(m));
+        break;
+      default:
+        throw Error(task_name(runtime.self()) + ": unknown request " + std::to_string(m.op) +
+                    " from " + task_name(m.from));
+    }
+  }
+  // Every worker has stopped: the shard is final.
+  for (const Message& m : deferred) reply(m);
+  return {.updates = gradients_applied};
+}
+
+}  // namespace distlab::strategy

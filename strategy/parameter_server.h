@@ -1,0 +1,35 @@
+// Parameter-server training (Li et al., OSDI 2014; TensorFlow's
+// ParameterServerStrategy): the parameter buffer is cut into k contiguous
+// byte ranges, one per PS task, each with its own optimizer state. Every
+// step a worker pulls every shard, computes a gradient on its batch and
+// pushes each shard of it back.
+//
+//   async: a PS applies each gradient as it arrives and records its
+//          staleness, the updates applied to the shard between the worker's
+//          pull and the push;
+//   sync:  a PS waits for one gradient from every worker, sums them in
+//          worker order (bit-reproducible), applies one update, and only
+//          then answers the pulls of the next step.
+//
+// Workers, chief included, train; the chief also evaluates and, after every
+// worker has stopped, pulls the final weights.
+#pragma once
+
+#include "strategy/replica.h"
+#include "strategy/runtime.h"
+#include "strategy/training_setup.h"
+
+namespace distlab::strategy {
+
+// What a worker asks of a PS (the `op` field of a kToParameterServer message).
+enum class PsRequest : int32_t {
+  kPull = 0,   // send me your shard now (async) or once my last push is applied (sync)
+  kPush = 1,   // here is my gradient of your shard, computed from the version I pulled
+  kStop = 2,   // I take no more steps
+  kFinal = 3,  // send me your shard once every worker has stopped
+};
+
+TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup);
+TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup);
+
+}  // namespace distlab::strategy

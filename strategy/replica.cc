@@ -1,0 +1,114 @@
+#include "strategy/replica.h"
+
+#include <cmath>
+#include <limits>
+
+#include "common/error.h"
+#include "common/sha256.h"
+
+namespace distlab::strategy {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+Replica::Replica(Runtime& runtime, const TrainingSetup& setup)
+    : runtime_(runtime),
+      setup_(setup),
+      rank_(runtime.cluster().replica_rank(runtime.self())),
+      replicas_(runtime.cluster().replicas()),
+      total_steps_(setup.steps_per_replica(replicas_)),
+      sampler_(setup.train().size(), setup.batch_size(), setup.seed(), rank_, replicas_) {
+  if (rank_ < 0) throw Error(task_name(runtime.self()) + " does not train");
+  if (runtime.full_fidelity()) {
+    // Every replica starts from the same weights (the run's seed) and draws
+    // its own dropout masks (its rank).
+    model_ = std::make_unique<nn::Model>(setup.spec(), setup.seed());
+    model_->seed_randomness(static_cast<uint64_t>(rank_));
+    optimizer_ = nn::make_optimizer(setup.spec().optimizer, setup.parameter_floats());
+  }
+}
+
+FloatRange Replica::parameters() {
+  if (!model_) return FloatRange::sized(setup_.parameter_floats());
+  return FloatRange(model_->parameters());
+}
+
+FloatRange Replica::gradients() {
+  if (!model_) return FloatRange::sized(setup_.parameter_floats());
+  return FloatRange(model_->gradients());
+}
+
+double Replica::compute_gradients(int64_t step, LossScale scale) {
+  const int64_t steps_per_epoch = sampler_.steps_per_epoch();
+  const int64_t epoch = step / steps_per_epoch;
+  const int64_t in_epoch = step % steps_per_epoch;
+  const auto batch = sampler_.batch(epoch, in_epoch);
+  const int64_t divisor = scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch)
+                                                           : static_cast<int64_t>(batch.size());
+  examples_ += static_cast<int64_t>(batch.size());
+  double loss = kNaN;
+  runtime_.compute(setup_.training_step_work(static_cast<int64_t>(batch.size())), [&] {
+    nn::gather_batch(setup_.train(), batch, x_, y_);
+    const nn::LossResult result = model_->compute_gradients(x_, y_, static_cast<uint64_t>(step),
+                                                            std::max<int64_t>(divisor, 1));
+    // The batch's own mean, whatever the divisor of the gradient.
+    loss = batch.empty() ? 0.0
+                         : result.loss * static_cast<double>(std::max<int64_t>(divisor, 1)) /
+                               static_cast<double>(batch.size());
+  });
+  if (model_ && !std::isfinite(loss)) {
+    throw Error(task_name(runtime_.self()) + ": the training loss became " + std::to_string(loss) +
+                " at step " + std::to_string(step) + "; a lower learning rate may help");
+  }
+  return loss;
+}
+
+void Replica::apply_gradients() {
+  runtime_.compute(setup_.update_work(setup_.parameter_floats()),
+                   [&] { optimizer_->step(model_->parameters(), model_->gradients()); });
+}
+
+void Replica::after_step(int64_t step, double train_loss) {
+  if (!is_chief()) return;
+  const int64_t every = setup_.training().eval_every;
+  if (every > 0 && (step + 1) % every == 0 && step + 1 < total_steps_) {
+    nn::Evaluation evaluation{.loss = kNaN, .accuracy = kNaN};
+    runtime_.compute(setup_.evaluation_work(), [&] {
+      evaluation = model_->evaluate(setup_.evaluation_set(), kEvaluationBatch);
+    });
+    runtime_.add_curve_point({.seconds = runtime_.now(),
+                              .step = step + 1,
+                              .train_loss = train_loss,
+                              .test_loss = evaluation.loss,
+                              .test_accuracy = evaluation.accuracy});
+  }
+  if (setup_.on_chief_step) setup_.on_chief_step(step + 1, total_steps_);
+}
+
+TaskOutcome Replica::finish() {
+  TaskOutcome outcome{.examples = examples_, .final_loss = kNaN, .final_accuracy = kNaN};
+  if (model_) {
+    Sha256 hash;
+    hash.update(std::as_bytes(std::span<const float>(model_->parameters())));
+    hash.update(std::as_bytes(std::span<const float>(model_->state())));
+    outcome.weights_sha256 = hash.hex_digest();
+  }
+  if (!is_chief()) return outcome;
+  nn::Evaluation evaluation{.loss = kNaN, .accuracy = kNaN};
+  runtime_.compute(setup_.evaluation_work(), [&] {
+    evaluation = model_->evaluate(setup_.evaluation_set(), kEvaluationBatch);
+  });
+  outcome.final_loss = evaluation.loss;
+  outcome.final_accuracy = evaluation.accuracy;
+  const double last_loss = runtime_.log().steps.empty() ? kNaN : runtime_.log().steps.back().loss;
+  runtime_.add_curve_point({.seconds = runtime_.now(),
+                            .step = total_steps_,
+                            .train_loss = last_loss,
+                            .test_loss = evaluation.loss,
+                            .test_accuracy = evaluation.accuracy});
+  return outcome;
+}
+
+}  // namespace distlab::strategy

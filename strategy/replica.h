@@ -1,0 +1,75 @@
+// The training side of a task that trains (the chief or a worker): its model
+// replica, optimizer and batches, behind the few operations a strategy
+// composes. In timing fidelity the replica holds no model; its buffers have
+// sizes but no values, and every computation is timed but not run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nn/data/sharding.h"
+#include "nn/model.h"
+#include "nn/optimizer.h"
+#include "strategy/float_range.h"
+#include "strategy/runtime.h"
+#include "strategy/training_setup.h"
+
+namespace distlab::strategy {
+
+// What a task reports when it ends.
+struct TaskOutcome {
+  int64_t examples = 0;   // examples trained on
+  int64_t updates = 0;    // a PS: updates applied; a worker: gradients pushed
+  double final_loss = 0;  // chief only, full fidelity; NaN otherwise
+  double final_accuracy = 0;
+  // SHA-256 of the replica's parameters and state at the end (full
+  // fidelity): equal on every replica of a synchronous run.
+  std::string weights_sha256;
+};
+
+// How a replica scales its loss: by its own batch (asynchronous updates) or
+// by the global batch of all replicas (synchronous: the sum of the
+// replicas' gradients is then the gradient of the global mean loss).
+enum class LossScale { kLocalBatch, kGlobalBatch };
+
+class Replica {
+ public:
+  Replica(Runtime& runtime, const TrainingSetup& setup);
+
+  int rank() const { return rank_; }
+  int replicas() const { return replicas_; }
+  bool is_chief() const { return rank_ == 0; }
+  int64_t total_steps() const { return total_steps_; }
+
+  FloatRange parameters();
+  FloatRange gradients();
+
+  // Forward and backward on this replica's batch of `step`; returns the
+  // batch's mean loss (NaN in timing fidelity).
+  double compute_gradients(int64_t step, LossScale scale);
+  // The optimizer's update of the whole model from the gradient buffer.
+  void apply_gradients();
+
+  // The chief evaluates every eval_every steps (after `step`, 0-based) and
+  // reports progress; other replicas do nothing.
+  void after_step(int64_t step, double train_loss);
+  // The weights' fingerprint, and the chief's final evaluation.
+  TaskOutcome finish();
+
+ private:
+  Runtime& runtime_;
+  const TrainingSetup& setup_;
+  int rank_;
+  int replicas_;
+  int64_t total_steps_;
+  nn::BatchSampler sampler_;
+  std::unique_ptr<nn::Model> model_;  // full fidelity only
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  nn::Matrix x_;
+  std::vector<int32_t> y_;
+  int64_t examples_ = 0;
+};
+
+}  // namespace distlab::strategy

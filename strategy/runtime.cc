@@ -1,0 +1,164 @@
+#include "strategy/runtime.h"
+
+#include <algorithm>
+
+namespace distlab::strategy {
+
+const char* span_kind_name(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::kCompute:
+      return "compute";
+    case SpanKind::kSend:
+      return "send";
+    case SpanKind::kReceive:
+      return "receive";
+    case SpanKind::kWait:
+      return "wait";
+    case SpanKind::kCheckpoint:
+      return "checkpoint";
+  }
+  return "?";
+}
+
+Runtime::Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity)
+    : self_(self), cluster_(cluster), fidelity_(fidelity) {
+  log_.task = self;
+}
+
+void Runtime::send(TaskId to, Message message) {
+  const int peer = cluster_.ordinal(to);
+  message.from = self_;
+  message.sequence = next_send_[{peer, message.tag}]++;
+  const uint64_t bytes = message.bytes;
+  const double start = now();
+  transmit(to, std::move(message));
+  const double end = now();
+  log_.bytes_sent += bytes;
+  ++log_.messages_sent;
+  log_.communication_seconds += end - start;
+  if (step_) {
+    step_->bytes_sent += bytes;
+    step_->communication_seconds += end - start;
+  }
+  if (end > start) add_span(SpanKind::kSend, start, end, task_name(to));
+}
+
+std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
+  const std::pair key{cluster_.ordinal(from), tag};
+  auto stash = stash_.find(key);
+  if (stash == stash_.end()) return std::nullopt;
+  auto next = stash->second.find(next_expected_[key]);
+  if (next == stash->second.end()) return std::nullopt;
+  Message message = std::move(next->second);
+  stash->second.erase(next);
+  ++next_expected_[key];
+  return message;
+}
+
+Message Runtime::recv(TaskId from, Tag tag) {
+  if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
+  const int wanted = cluster_.ordinal(from);
+  double start = now();
+  for (;;) {
+    Message message = receive(tag);
+    const double arrived = now();
+    account_receive(message, start, arrived);
+    start = arrived;
+    const std::pair key{cluster_.ordinal(message.from), tag};
+    uint64_t& expected = next_expected_[key];
+    if (key.first == wanted && message.sequence == expected) {
+      ++expected;
+      return message;
+    }
+    // Another sender's, or one that overtook an earlier message: keep it.
+    stash_[key].emplace(message.sequence, std::move(message));
+    if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
+  }
+}
+
+Message Runtime::recv_any(Tag tag) {
+  for (auto& [key, messages] : stash_) {
+    if (key.second != tag) continue;
+    if (auto stashed = take_stashed(cluster_.task_at(key.first), tag)) return std::move(*stashed);
+  }
+  double start = now();
+  for (;;) {
+    Message message = receive(tag);
+    const double arrived = now();
+    account_receive(message, start, arrived);
+    start = arrived;
+    const std::pair key{cluster_.ordinal(message.from), tag};
+    uint64_t& expected = next_expected_[key];
+    if (message.sequence == expected) {
+      ++expected;
+      return message;
+    }
+    const TaskId from = message.from;
+    stash_[key].emplace(message.sequence, std::move(message));
+    if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
+  }
+}
+
+// Time blocked before the message began to arrive was spent waiting for the
+// peer; the rest was the transfer. Bytes count when a message arrives, even
+// one kept in the stash for later.
+void Runtime::account_receive(const Message& message, double blocked_from, double blocked_to) {
+  const double begin = std::clamp(message.available_at, blocked_from, blocked_to);
+  const double waiting = begin - blocked_from;
+  const double transfer = blocked_to - begin;
+  log_.bytes_received += message.bytes;
+  ++log_.messages_received;
+  log_.waiting_seconds += waiting;
+  log_.communication_seconds += transfer;
+  if (step_) {
+    step_->bytes_received += message.bytes;
+    step_->waiting_seconds += waiting;
+    step_->communication_seconds += transfer;
+  }
+  if (waiting > 0) add_span(SpanKind::kWait, blocked_from, begin, task_name(message.from));
+  if (transfer > 0) {
+    std::string label = tag_name(message.tag);
+    label += " from ";
+    label += task_name(message.from);
+    add_span(SpanKind::kReceive, begin, blocked_to, label);
+  }
+}
+
+void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
+  const double start = now();
+  execute(work, work_fn);
+  const double end = now();
+  log_.compute_seconds += end - start;
+  if (step_) step_->compute_seconds += end - start;
+  if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
+}
+
+void Runtime::begin_step(int64_t step) {
+  step_.emplace();
+  step_->step = step;
+  step_->start = now();
+}
+
+void Runtime::end_step(double loss, int64_t staleness) {
+  if (!step_) return;
+  step_->end = now();
+  step_->loss = loss;
+  step_->staleness = staleness;
+  log_.steps.push_back(*step_);
+  step_.reset();
+}
+
+void Runtime::add_span(SpanKind kind, double start, double end, const std::string& label) {
+  if (log_.spans.size() >= span_limit_) {
+    ++spans_dropped_;
+    return;
+  }
+  log_.spans.push_back({kind, start, end, label});
+}
+
+TaskLog Runtime::take_log() {
+  log_.finished_at = now();
+  return std::move(log_);
+}
+
+}  // namespace distlab::strategy

@@ -1,0 +1,97 @@
+// The one interface between strategies and backends: who am I, what time is
+// it, send, receive, compute. Strategies are written once against it; the
+// SimGrid backend (sim/) and the TCP backend (realnet/) implement the
+// protected primitives. Everything a run reports about a task (time spent
+// computing, transferring and waiting, bytes, the timeline) is measured
+// here, above the backends, so that both report it the same way.
+//
+// Send semantics, the same on every backend: send() is buffered. It returns
+// as soon as the message is handed off, whether or not the receiver has
+// asked for it, and messages from one task with one tag are received in the
+// order they were sent. So a ring in which everybody sends before receiving
+// works everywhere.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "strategy/config.h"
+#include "strategy/message.h"
+#include "strategy/task_log.h"
+#include "strategy/work.h"
+
+namespace distlab::strategy {
+
+class Runtime {
+ public:
+  Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity);
+  virtual ~Runtime() = default;
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  TaskId self() const { return self_; }
+  const ClusterSpec& cluster() const { return cluster_; }
+  Fidelity fidelity() const { return fidelity_; }
+  bool full_fidelity() const { return fidelity_ == Fidelity::kFull; }
+
+  // Seconds since the run began: simulated or wall-clock.
+  virtual double now() const = 0;
+
+  void send(TaskId to, Message message);
+  Message recv(TaskId from, Tag tag);
+  // The next message with this tag from any task (a PS serving workers).
+  Message recv_any(Tag tag);
+  // Runs `work_fn` (real backend; simulator in full fidelity) and accounts
+  // for the time `work` takes (measured, or modelled on the host's device).
+  void compute(const Work& work, const std::function<void()>& work_fn);
+
+  // Step bookkeeping: what happens between begin_step and end_step is
+  // added to that step's row of steps.csv.
+  void begin_step(int64_t step);
+  void end_step(double loss = 0, int64_t staleness = -1);
+  void add_curve_point(const CurvePoint& point) { log_.curve.push_back(point); }
+
+  // Timeline spans kept per task; later spans are counted, not kept, so that
+  // a 1,024-worker simulation does not keep millions of them.
+  void set_span_limit(std::size_t limit) { span_limit_ = limit; }
+  uint64_t spans_dropped() const { return spans_dropped_; }
+
+  // Closes the log (finishing time) and hands it over.
+  TaskLog take_log();
+  const TaskLog& log() const { return log_; }
+
+ protected:
+  // Delivers a message, buffered (see above). `message.from` and
+  // `message.sequence` are set.
+  virtual void transmit(TaskId to, Message message) = 0;
+  // Blocks until a message with this tag arrives from anyone; sets its
+  // available_at. Backends may throw Error (a peer gone, a timeout).
+  virtual Message receive(Tag tag) = 0;
+  // Runs the work (or not) and lets the task's clock advance accordingly.
+  virtual void execute(const Work& work, const std::function<void()>& work_fn) = 0;
+
+  TaskLog& mutable_log() { return log_; }
+
+ private:
+  void account_receive(const Message& message, double blocked_from, double blocked_to);
+  void add_span(SpanKind kind, double start, double end, const std::string& label);
+  std::optional<Message> take_stashed(TaskId from, Tag tag);
+
+  TaskId self_;
+  ClusterSpec cluster_;
+  Fidelity fidelity_;
+  TaskLog log_;
+  std::optional<StepRecord> step_;
+  std::size_t span_limit_ = 20000;
+  uint64_t spans_dropped_ = 0;
+  // Sequence numbers: next to send per (receiver, tag), next expected per
+  // (sender, tag); messages that overtook an earlier one wait in the stash.
+  std::map<std::pair<int, Tag>, uint64_t> next_send_;
+  std::map<std::pair<int, Tag>, uint64_t> next_expected_;
+  std::map<std::pair<int, Tag>, std::map<uint64_t, Message>> stash_;
+};
+
+}  // namespace distlab::strategy

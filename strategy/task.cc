@@ -1,0 +1,70 @@
+#include "strategy/task.h"
+
+#include <stdexcept>
+
+namespace distlab::strategy {
+
+const char* role_name(Role role) {
+  switch (role) {
+    case Role::kChief:
+      return "chief";
+    case Role::kWorker:
+      return "worker";
+    case Role::kPs:
+      return "ps";
+  }
+  return "?";
+}
+
+std::string task_name(TaskId task) {
+  std::string name = role_name(task.role);
+  name += ':';
+  name += std::to_string(task.index);
+  return name;
+}
+
+TaskId ClusterSpec::replica(int rank) const {
+  if (rank < 0 || rank >= replicas()) throw std::out_of_range("replica rank out of range");
+  if (rank < chiefs) return {Role::kChief, 0};
+  return {Role::kWorker, rank - chiefs};
+}
+
+int ClusterSpec::replica_rank(TaskId task) const {
+  switch (task.role) {
+    case Role::kChief:
+      return 0;
+    case Role::kWorker:
+      return chiefs + task.index;
+    case Role::kPs:
+      return -1;
+  }
+  return -1;
+}
+
+std::vector<TaskId> ClusterSpec::tasks() const {
+  std::vector<TaskId> all;
+  all.reserve(task_count());
+  for (int i = 0; i < task_count(); ++i) all.push_back(task_at(i));
+  return all;
+}
+
+int ClusterSpec::ordinal(TaskId task) const {
+  switch (task.role) {
+    case Role::kChief:
+      return 0;
+    case Role::kWorker:
+      return chiefs + task.index;
+    case Role::kPs:
+      return chiefs + workers + task.index;
+  }
+  return -1;
+}
+
+TaskId ClusterSpec::task_at(int ordinal) const {
+  if (ordinal < 0 || ordinal >= task_count()) throw std::out_of_range("task ordinal out of range");
+  if (ordinal < chiefs) return {Role::kChief, 0};
+  if (ordinal < chiefs + workers) return {Role::kWorker, ordinal - chiefs};
+  return {Role::kPs, ordinal - chiefs - workers};
+}
+
+}  // namespace distlab::strategy

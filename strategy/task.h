@@ -1,0 +1,43 @@
+// Who is who in a training cluster, in TensorFlow's vocabulary: the chief
+// (worker 0 of a synchronous group; it also evaluates and saves), the
+// workers, and the parameter servers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace distlab::strategy {
+
+enum class Role { kChief, kWorker, kPs };
+
+struct TaskId {
+  Role role = Role::kWorker;
+  int index = 0;
+
+  friend bool operator==(const TaskId&, const TaskId&) = default;
+};
+
+// "chief", "worker", "ps".
+const char* role_name(Role role);
+// "chief:0", "worker:3", "ps:1": how tasks are named in logs and outputs.
+std::string task_name(TaskId task);
+
+// The tasks of a cluster. Replicas (tasks that train) are the chief, if
+// any, then the workers; replica rank r is their position in that order.
+struct ClusterSpec {
+  int chiefs = 1;  // 0 or 1
+  int workers = 0;
+  int ps = 0;
+
+  int replicas() const { return chiefs + workers; }
+  TaskId replica(int rank) const;
+  int replica_rank(TaskId task) const;  // -1 for a PS
+  // Every task: chief, workers, then parameter servers. Task ids are dense
+  // integers in this order (see ordinal()), so backends can index arrays.
+  std::vector<TaskId> tasks() const;
+  int task_count() const { return chiefs + workers + ps; }
+  int ordinal(TaskId task) const;
+  TaskId task_at(int ordinal) const;
+};
+
+}  // namespace distlab::strategy

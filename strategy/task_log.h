@@ -1,0 +1,76 @@
+// What every task did, step by step and span by span: the raw material of
+// steps.csv, timeline.json and summary.json. The Runtime fills it as the
+// strategy sends, receives and computes, the same way on every backend, so
+// a simulated run and a real one are described by one schema.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strategy/task.h"
+
+namespace distlab::strategy {
+
+// A span of a task's time, for the timeline.
+enum class SpanKind {
+  kCompute,  // forward/backward, optimizer updates, evaluation
+  kSend,     // handing a message off (zero-length on buffered backends)
+  kReceive,  // the message was on its way: transfer time
+  kWait,     // nothing had been sent yet: waiting for a peer
+  kCheckpoint,
+};
+const char* span_kind_name(SpanKind kind);
+
+struct Span {
+  SpanKind kind;
+  double start = 0;  // seconds on the task's clock (simulated or wall)
+  double end = 0;
+  std::string label;  // "forward+backward", "ring reduce-scatter", "push ps:0"...
+};
+
+// One training step of one task (a PS logs one "step" per update applied).
+struct StepRecord {
+  int64_t step = 0;
+  double start = 0;
+  double end = 0;
+  double compute_seconds = 0;
+  double communication_seconds = 0;
+  double waiting_seconds = 0;
+  double checkpoint_seconds = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  int64_t staleness = -1;  // parameter-server updates only; -1 where it does not apply
+  double loss = 0;         // training loss of the step's batch (NaN in timing fidelity)
+};
+
+// A point of the learning curve: the chief's evaluation on the test set.
+struct CurvePoint {
+  double seconds = 0;
+  int64_t step = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+};
+
+struct TaskLog {
+  TaskId task;
+  std::string host;  // where it ran: a simulated host name or a real address
+  std::vector<StepRecord> steps;
+  std::vector<Span> spans;
+  std::vector<CurvePoint> curve;  // the chief's only
+
+  // Totals over the whole run, including time outside steps (start-up,
+  // final evaluation): steps hold only what happened within them.
+  double compute_seconds = 0;
+  double communication_seconds = 0;
+  double waiting_seconds = 0;
+  double checkpoint_seconds = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_sent = 0;
+  uint64_t messages_received = 0;
+  double finished_at = 0;
+};
+
+}  // namespace distlab::strategy

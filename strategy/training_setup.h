@@ -1,0 +1,70 @@
+// What every task of a run shares, built once per process from a scenario:
+// the model spec, the data, the options, and the sizes and costs of the
+// model (read off one reference model, so that tasks in timing fidelity
+// need no model of their own).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "nn/data/dataset.h"
+#include "nn/model.h"
+#include "strategy/config.h"
+#include "strategy/work.h"
+
+namespace distlab::strategy {
+
+class TrainingSetup {
+ public:
+  // `train` and `test` must outlive the setup. Throws InputError when the
+  // options do not fit the data (a batch larger than a worker's shard...).
+  TrainingSetup(nn::ModelSpec spec, const nn::Dataset& train, const nn::Dataset& test,
+                StrategyConfig strategy, TrainingConfig training, uint64_t seed, Fidelity fidelity);
+
+  const nn::ModelSpec& spec() const { return spec_; }
+  const nn::Dataset& train() const { return *train_; }
+  const nn::Dataset& evaluation_set() const { return evaluation_; }
+  const StrategyConfig& strategy() const { return strategy_; }
+  const TrainingConfig& training() const { return training_; }
+  uint64_t seed() const { return seed_; }
+  Fidelity fidelity() const { return fidelity_; }
+
+  int64_t batch_size() const { return batch_size_; }
+  // Floats in a model's parameter (and gradient) buffer: what goes on the
+  // wire, padding between layers included.
+  int64_t parameter_floats() const { return parameter_floats_; }
+  int64_t parameter_count() const { return reference_.parameter_count(); }
+  // Training steps each replica takes, when `replicas` share the data.
+  int64_t steps_per_replica(int replicas) const;
+
+  // Costs, for the simulator: one training step at a batch size (cached),
+  // one evaluation pass over the evaluation set, one optimizer update of
+  // `floats` parameters.
+  const Work& training_step_work(int64_t batch) const;
+  const Work& evaluation_work() const { return evaluation_work_; }
+  Work update_work(int64_t floats) const;
+
+  // Called by the chief after each of its steps: (steps done, steps in all).
+  std::function<void(int64_t, int64_t)> on_chief_step;
+
+ private:
+  nn::ModelSpec spec_;
+  const nn::Dataset* train_;
+  nn::Dataset evaluation_;
+  StrategyConfig strategy_;
+  TrainingConfig training_;
+  uint64_t seed_;
+  Fidelity fidelity_;
+  int64_t batch_size_;
+  nn::Model reference_;
+  int64_t parameter_floats_;
+  Work evaluation_work_;
+  mutable std::map<int64_t, Work> step_work_;
+};
+
+// The evaluation batch size: large, as frameworks use for inference.
+inline constexpr int kEvaluationBatch = 1000;
+
+}  // namespace distlab::strategy
