@@ -1,0 +1,486 @@
+// The run directory: summary.json, steps.csv, curve.csv, timeline.json.
+//
+// communication_fraction, for a task and for the run, is
+//   (communication_seconds + waiting_seconds)
+//     / (compute_seconds + communication_seconds + waiting_seconds),
+// the share of a task's busy time (checkpoints aside) that went to the
+// network: moving bytes, or waiting for a peer that had not sent yet. For
+// the run the four sums run over all tasks; it is 0 when the denominator is.
+//
+// simulation_speed is simulated seconds per wall second of the simulation
+// itself (simulation_wall_seconds; wall_seconds, which includes loading the
+// data, where that is not known).
+//
+// JSON never holds NaN or infinity: such a number is written as null. CSV
+// cells with a NaN, an infinity or a staleness of -1 are left empty.
+#include "run/run_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <system_error>
+
+#include "common/error.h"
+
+namespace distlab::run {
+namespace {
+
+// Keys in the order written here, which is the order of the schema.
+using json = nlohmann::ordered_json;
+using strategy::TaskLog;
+
+// A JSON number, or null where it is not finite.
+json number(double x) {
+  return std::isfinite(x) ? json(x) : json(nullptr);
+}
+
+double fraction(double compute, double communication, double waiting) {
+  const double busy = compute + communication + waiting;
+  return busy > 0 ? (communication + waiting) / busy : 0.0;
+}
+
+double ratio(double numerator, double denominator) {
+  return denominator > 0 ? numerator / denominator : std::nan("");
+}
+
+// The totals over all tasks.
+struct Totals {
+  double compute = 0;
+  double communication = 0;
+  double waiting = 0;
+  double checkpoint = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_sent = 0;
+  uint64_t messages_received = 0;
+
+  void add(const TaskLog& t) {
+    compute += t.compute_seconds;
+    communication += t.communication_seconds;
+    waiting += t.waiting_seconds;
+    checkpoint += t.checkpoint_seconds;
+    bytes_sent += t.bytes_sent;
+    bytes_received += t.bytes_received;
+    messages_sent += t.messages_sent;
+    messages_received += t.messages_received;
+  }
+  double communication_fraction() const { return fraction(compute, communication, waiting); }
+};
+
+Totals totals_of(const std::vector<TaskLog>& tasks) {
+  Totals totals;
+  for (const TaskLog& t : tasks) totals.add(t);
+  return totals;
+}
+
+double task_fraction(const TaskLog& t) {
+  return fraction(t.compute_seconds, t.communication_seconds, t.waiting_seconds);
+}
+
+bool is_simulated(const RunResult& r) {
+  return r.backend == "simulate";
+}
+
+double simulation_speed(const RunResult& r) {
+  return ratio(r.run_seconds,
+               r.simulation_wall_seconds > 0 ? r.simulation_wall_seconds : r.wall_seconds);
+}
+
+// ---- files ----------------------------------------------------------------
+
+[[noreturn]] void fail(const std::filesystem::path& path, const char* what, int error) {
+  throw Error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(error)));
+}
+
+// Writes `content` to `dir/name` through a temporary file in `dir`, so that a
+// reader never sees half a file.
+void write_file(const std::filesystem::path& dir, const std::string& name,
+                const std::string& content) {
+  const std::filesystem::path path = dir / name;
+  const std::filesystem::path temporary = dir / ("." + name + ".tmp");
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) fail(path, "cannot write", errno);
+  const bool written = std::fwrite(content.data(), 1, content.size(), file) == content.size();
+  int error = written ? 0 : errno;
+  if (std::fclose(file) != 0 && error == 0) error = errno;
+  if (!written && error == 0) error = EIO;
+  if (error != 0) {
+    std::remove(temporary.c_str());
+    fail(path, "cannot write", error);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = errno;
+    std::remove(temporary.c_str());
+    fail(path, "cannot write", error);
+  }
+}
+
+// ---- summary.json -----------------------------------------------------------
+
+json task_summary(const TaskLog& t, const int64_t* updates) {
+  json task = {
+      {"task", strategy::task_name(t.task)},
+      {"role", strategy::role_name(t.task.role)},
+      {"index", t.task.index},
+      {"host", t.host},
+      {"steps", t.steps.size()},
+      {"compute_seconds", number(t.compute_seconds)},
+      {"communication_seconds", number(t.communication_seconds)},
+      {"waiting_seconds", number(t.waiting_seconds)},
+      {"checkpoint_seconds", number(t.checkpoint_seconds)},
+      {"communication_fraction", number(task_fraction(t))},
+      {"bytes_sent", t.bytes_sent},
+      {"bytes_received", t.bytes_received},
+      {"messages_sent", t.messages_sent},
+      {"messages_received", t.messages_received},
+      {"finished_at", number(t.finished_at)},
+  };
+  if (updates != nullptr) task["updates"] = *updates;
+  int64_t count = 0;
+  int64_t sum = 0;
+  int64_t max = 0;
+  for (const strategy::StepRecord& s : t.steps) {
+    if (s.staleness < 0) continue;
+    ++count;
+    sum += s.staleness;
+    max = std::max(max, s.staleness);
+  }
+  if (count > 0) {
+    task["mean_staleness"] = number(static_cast<double>(sum) / static_cast<double>(count));
+    task["max_staleness"] = max;
+  }
+  return task;
+}
+
+std::string summary_json(const RunResult& r) {
+  const Totals totals = totals_of(r.tasks);
+  json summary;
+  summary["scenario"] = r.scenario;
+  summary["description"] = r.description;
+  summary["strategy"] = r.strategy;
+  summary["backend"] = r.backend;
+  summary["fidelity"] = r.fidelity;
+  summary["seed"] = r.seed;
+  if (is_simulated(r)) summary["simulated_seconds"] = number(r.run_seconds);
+  summary["run_seconds"] = number(r.run_seconds);
+  summary["wall_seconds"] = number(r.wall_seconds);
+  if (is_simulated(r)) {
+    summary["simulation_wall_seconds"] =
+        r.simulation_wall_seconds > 0 ? json(r.simulation_wall_seconds) : json(nullptr);
+    summary["simulation_speed"] = number(simulation_speed(r));
+  }
+  summary["model_bytes"] = r.model_bytes;
+  summary["replicas"] = r.replicas;
+  summary["steps"] = r.steps;
+  summary["examples"] = r.examples;
+  summary["examples_per_second"] = number(ratio(static_cast<double>(r.examples), r.run_seconds));
+  summary["compute_seconds"] = number(totals.compute);
+  summary["communication_seconds"] = number(totals.communication);
+  summary["waiting_seconds"] = number(totals.waiting);
+  summary["checkpoint_seconds"] = number(totals.checkpoint);
+  summary["communication_fraction"] = number(totals.communication_fraction());
+  summary["bytes_sent"] = totals.bytes_sent;
+  summary["bytes_received"] = totals.bytes_received;
+  // Bytes per role: what the chief, the workers and the parameter servers
+  // sent and received, each role's tasks together.
+  json by_role = json::object();
+  for (const TaskLog& t : r.tasks) {
+    json& role = by_role[strategy::role_name(t.task.role)];
+    if (role.is_null()) role = {{"bytes_sent", uint64_t{0}}, {"bytes_received", uint64_t{0}}};
+    role["bytes_sent"] = role["bytes_sent"].get<uint64_t>() + t.bytes_sent;
+    role["bytes_received"] = role["bytes_received"].get<uint64_t>() + t.bytes_received;
+  }
+  summary["bytes_by_role"] = std::move(by_role);
+  summary["final_loss"] = number(r.final_loss);
+  summary["final_accuracy"] = number(r.final_accuracy);
+  summary["weights_sha256"] = r.weights_sha256.empty() ? json(nullptr) : json(r.weights_sha256);
+  summary["timeline_spans_dropped"] = r.spans_dropped;
+  json tasks = json::array();
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    tasks.push_back(
+        task_summary(r.tasks[i], i < r.task_updates.size() ? &r.task_updates[i] : nullptr));
+  }
+  summary["tasks"] = std::move(tasks);
+  return summary.dump(2) + "\n";
+}
+
+// ---- CSV --------------------------------------------------------------------
+
+// The shortest text that reads back as the same double; empty if not finite.
+std::string cell(double x) {
+  return std::isfinite(x) ? fmt::format("{}", x) : std::string();
+}
+
+std::string steps_csv(const RunResult& r) {
+  std::string out =
+      "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
+      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss\n";
+  for (const TaskLog& t : r.tasks) {
+    const std::string name = strategy::task_name(t.task);
+    for (const strategy::StepRecord& s : t.steps) {
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{}\n", name, s.step,
+                     cell(s.start), cell(s.end), cell(s.compute_seconds),
+                     cell(s.communication_seconds), cell(s.waiting_seconds),
+                     cell(s.checkpoint_seconds), s.bytes_sent, s.bytes_received,
+                     s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss));
+    }
+  }
+  return out;
+}
+
+std::string curve_csv(const RunResult& r) {
+  std::string out = "seconds,step,train_loss,test_loss,test_accuracy\n";
+  // The chief evaluates; should another task ever log a curve, the first
+  // task (in cluster order) that has one is taken.
+  const auto with_curve = std::find_if(r.tasks.begin(), r.tasks.end(),
+                                       [](const TaskLog& t) { return !t.curve.empty(); });
+  if (with_curve == r.tasks.end()) return out;
+  for (const strategy::CurvePoint& p : with_curve->curve) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{}\n", cell(p.seconds), p.step,
+                   cell(p.train_loss), cell(p.test_loss), cell(p.test_accuracy));
+  }
+  return out;
+}
+
+// ---- timeline.json ----------------------------------------------------------
+
+// Seconds to microseconds, rounded to the nanosecond.
+double microseconds(double seconds) {
+  return std::round(seconds * 1e9) / 1e3;
+}
+
+std::string timeline_json(const RunResult& r) {
+  json events = json::array();
+  std::string process = r.scenario;
+  if (!r.strategy.empty() || !r.backend.empty()) {
+    process += fmt::format(" ({}, {})", r.strategy, r.backend);
+  }
+  events.push_back({{"ph", "M"},
+                    {"pid", 1},
+                    {"tid", 0},
+                    {"name", "process_name"},
+                    {"args", {{"name", process}}}});
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    const TaskLog& t = r.tasks[i];
+    const int tid = static_cast<int>(i) + 1;
+    std::string name = strategy::task_name(t.task);
+    if (!t.host.empty()) name += " @ " + t.host;
+    events.push_back({{"ph", "M"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"name", "thread_name"},
+                      {"args", {{"name", name}}}});
+    events.push_back({{"ph", "M"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"name", "thread_sort_index"},
+                      {"args", {{"sort_index", tid}}}});
+    for (const strategy::Span& s : t.spans) {
+      if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
+      const char* kind = strategy::span_kind_name(s.kind);
+      events.push_back({{"ph", "X"},
+                        {"pid", 1},
+                        {"tid", tid},
+                        {"name", s.label.empty() ? std::string(kind) : s.label},
+                        {"cat", kind},
+                        {"ts", microseconds(s.start)},
+                        {"dur", microseconds(std::max(0.0, s.end - s.start))}});
+    }
+  }
+  json timeline = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  if (r.spans_dropped > 0) {
+    timeline["otherData"] = {{"spans_dropped", r.spans_dropped}};
+  }
+  return timeline.dump() + "\n";
+}
+
+// ---- the terminal table -----------------------------------------------------
+
+// 850 us, 12.3 ms, 4.56 s, 12m34s, 2h03m04s.
+std::string duration(double seconds) {
+  if (!std::isfinite(seconds)) return "n/a";
+  if (seconds < 1e-3) return fmt::format("{:.0f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.1f} ms", seconds * 1e3);
+  if (seconds < 60) return fmt::format("{:.2f} s", seconds);
+  const auto whole = static_cast<int64_t>(std::llround(seconds));
+  if (whole < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  return fmt::format("{}h{:02}m{:02}s", whole / 3600, whole / 60 % 60, whole % 60);
+}
+
+// 0.0123, 4.56, 789: three significant digits below 100, whole numbers above.
+std::string amount(double x) {
+  if (!std::isfinite(x)) return "n/a";
+  return std::abs(x) >= 100 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x);
+}
+
+std::string megabytes(uint64_t bytes) {
+  return fmt::format("{:.2f}", bytes / 1e6);
+}
+
+std::string percent(double f) {
+  return fmt::format("{:.1f}%", f * 100);
+}
+
+std::string clip(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+struct Row {
+  std::string task, host, steps, compute, communication, waiting, share, sent, received;
+};
+
+Row task_row(const TaskLog& t) {
+  return {strategy::task_name(t.task),
+          t.host,
+          std::to_string(t.steps.size()),
+          fmt::format("{:.3f}", t.compute_seconds),
+          fmt::format("{:.3f}", t.communication_seconds),
+          fmt::format("{:.3f}", t.waiting_seconds),
+          percent(task_fraction(t)),
+          megabytes(t.bytes_sent),
+          megabytes(t.bytes_received)};
+}
+
+}  // namespace
+
+std::string default_run_directory(const std::string& root, const std::string& scenario,
+                                  std::time_t when) {
+  std::tm utc{};
+  gmtime_r(&when, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  std::string dir = root;
+  if (!dir.empty() && dir.back() != '/') dir += '/';
+  return dir + scenario + "-" + stamp;
+}
+
+void write_run_directory(const std::string& dir, const RunResult& result) {
+  const std::filesystem::path path(dir);
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (!error && !std::filesystem::is_directory(path, error) && !error) {
+    error = std::make_error_code(std::errc::not_a_directory);
+  }
+  if (error) {
+    throw Error(fmt::format("{}: cannot create directory: {}", dir, error.message()));
+  }
+  write_file(path, "summary.json", summary_json(result));
+  write_file(path, "steps.csv", steps_csv(result));
+  write_file(path, "curve.csv", curve_csv(result));
+  write_file(path, "timeline.json", timeline_json(result));
+}
+
+std::string format_summary_table(const RunResult& r) {
+  const Totals totals = totals_of(r.tasks);
+  std::string out;
+  auto line = [&](std::string_view key, const std::string& value) {
+    fmt::format_to(std::back_inserter(out), "{:<12}{}\n", key, value);
+  };
+
+  line("scenario",
+       r.description.empty() ? r.scenario : fmt::format("{} ({})", r.scenario, r.description));
+  line("strategy", r.strategy);
+  line("backend", fmt::format("{}, fidelity {}, seed {}", r.backend, r.fidelity, r.seed));
+  if (is_simulated(r)) {
+    const double speed = simulation_speed(r);
+    line("time",
+         fmt::format(
+             "{} simulated in {}{}, {} wall in all", duration(r.run_seconds),
+             duration(r.simulation_wall_seconds > 0 ? r.simulation_wall_seconds : r.wall_seconds),
+             std::isfinite(speed) ? " (" + amount(speed) + "x)" : "", duration(r.wall_seconds)));
+  } else {
+    line("time", fmt::format("{} wall", duration(r.run_seconds)));
+  }
+  const double throughput = ratio(static_cast<double>(r.examples), r.run_seconds);
+  line("throughput", fmt::format("{} examples/s ({} steps, {} examples, {} replicas)",
+                                 amount(throughput), r.steps, r.examples, r.replicas));
+  if (r.model_bytes > 0) line("model", fmt::format("{:.2f} MB of parameters", r.model_bytes / 1e6));
+  line("comm share", fmt::format("{} of busy time in communication and waiting",
+                                 percent(totals.communication_fraction())));
+  const bool timing = r.fidelity == "timing";
+  const std::string unknown = timing ? "n/a (timing)" : "n/a";
+  line("final loss", std::isfinite(r.final_loss) ? fmt::format("{:.4f}", r.final_loss) : unknown);
+  line("accuracy",
+       std::isfinite(r.final_accuracy) ? fmt::format("{:.4f}", r.final_accuracy) : unknown);
+  line("weights", r.weights_sha256.empty() ? unknown
+                                           : "sha256 " + r.weights_sha256.substr(0, 16) +
+                                                 (r.weights_sha256.size() > 16 ? "..." : ""));
+  if (r.spans_dropped > 0) {
+    line("timeline", fmt::format("{} spans dropped beyond the per-task limit", r.spans_dropped));
+  }
+
+  // The tasks: all of them up to 20, else the first 8, the last 4 and a note.
+  constexpr size_t kMaxRows = 20, kHead = 8, kTail = 4;
+  const size_t n = r.tasks.size();
+  std::vector<Row> rows;
+  size_t elided_at = n, elided = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (n > kMaxRows && i >= kHead && i < n - kTail) {
+      if (elided == 0) elided_at = rows.size();
+      ++elided;
+      continue;
+    }
+    rows.push_back(task_row(r.tasks[i]));
+  }
+  const bool with_totals = n > 1;
+  Row total{"total",
+            "",
+            "",
+            fmt::format("{:.3f}", totals.compute),
+            fmt::format("{:.3f}", totals.communication),
+            fmt::format("{:.3f}", totals.waiting),
+            percent(totals.communication_fraction()),
+            megabytes(totals.bytes_sent),
+            megabytes(totals.bytes_received)};
+
+  const Row header{"task",   "host",   "steps",   "compute s", "comm s",
+                   "wait s", "comm %", "MB sent", "MB recv"};
+  auto widths = [](const Row& row) {
+    return std::array<size_t, 9>{row.task.size(),    row.host.size(),          row.steps.size(),
+                                 row.compute.size(), row.communication.size(), row.waiting.size(),
+                                 row.share.size(),   row.sent.size(),          row.received.size()};
+  };
+  std::array<size_t, 9> width = widths(header);
+  auto widen = [&](const Row& row) {
+    const auto w = widths(row);
+    for (size_t c = 0; c < w.size(); ++c) width[c] = std::max(width[c], w[c]);
+  };
+  constexpr size_t kMaxHost = 28;
+  for (Row& row : rows) row.host = clip(row.host, kMaxHost);
+  for (const Row& row : rows) widen(row);
+  if (with_totals) widen(total);
+
+  auto print = [&](const Row& row) {
+    fmt::format_to(std::back_inserter(out),
+                   "{:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}\n",
+                   row.task, width[0], row.host, width[1], row.steps, width[2], row.compute,
+                   width[3], row.communication, width[4], row.waiting, width[5], row.share,
+                   width[6], row.sent, width[7], row.received, width[8]);
+  };
+  size_t rule = 2 * 8;
+  for (size_t w : width) rule += w;
+
+  out += "\n";
+  print(header);
+  out += std::string(rule, '-') + "\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == elided_at) out += fmt::format("... {} more tasks\n", elided);
+    print(rows[i]);
+  }
+  if (with_totals) {
+    out += std::string(rule, '-') + "\n";
+    print(total);
+  }
+  return out;
+}
+
+}  // namespace distlab::run

@@ -1,0 +1,40 @@
+// Everything a finished run reports, from either backend: the run as a whole
+// and every task's log. run_files.h turns it into the run directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strategy/task_log.h"
+
+namespace distlab::run {
+
+struct RunResult {
+  std::string scenario;  // scenario name (file stem)
+  std::string description;
+  std::string strategy;  // "allreduce", "parameter_server (async)", ...
+  std::string backend;   // "simulate" or "realnet"
+  std::string fidelity;  // "full" or "timing"
+  uint64_t seed = 0;
+  // The run's own clock: simulated seconds (simulate) or wall seconds
+  // (realnet), from start to the last task's end.
+  double run_seconds = 0;
+  double wall_seconds = 0;             // what the run took on this machine, loading included
+  double simulation_wall_seconds = 0;  // of which running the simulation (simulate only)
+  uint64_t model_bytes = 0;            // the parameter buffer, as it goes on the wire
+  int replicas = 0;
+  int64_t steps = 0;      // training steps of the chief (replica 0)
+  int64_t examples = 0;   // examples trained on, all replicas together
+  double final_loss = 0;  // NaN in timing fidelity
+  double final_accuracy = 0;
+  std::string weights_sha256;            // empty in timing fidelity
+  uint64_t spans_dropped = 0;            // timeline spans beyond the per-task limit
+  std::vector<strategy::TaskLog> tasks;  // cluster order: chief, workers, ps
+  // Per task, same order: gradients pushed (workers of a parameter-server
+  // run) or applied (parameter servers); 0 elsewhere.
+  std::vector<int64_t> task_updates;
+  std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
+};
+
+}  // namespace distlab::run

@@ -1,0 +1,360 @@
+#include "run/scenario.h"
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "common/config_node.h"
+#include "common/error.h"
+
+namespace distlab::run {
+namespace {
+
+namespace fs = std::filesystem;
+using strategy::PsMode;
+using strategy::StrategyKind;
+
+constexpr int64_t kMaxTasks = 10000;             // per role
+constexpr int64_t kMaxBatch = 1 << 20;           // as in model specs
+constexpr int64_t kMaxCount = int64_t{1} << 40;  // steps, examples, bytes
+constexpr int64_t kMaxDevices = 1024;
+constexpr int64_t kMaxEpochs = 1000000;
+constexpr double kMaxLatencyUs = 1e7;      // 10 s
+constexpr double kMaxBandwidthGbps = 1e5;  // 100 Tb/s
+
+std::vector<std::string> split_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+void check_key(const std::string& key, const std::string& text) {
+  if (key.empty()) throw InputError("--set " + text + ": the key before '=' is empty");
+  for (const auto& part : split_key(key)) {
+    if (part.empty()) {
+      throw InputError("--set " + text + ": key '" + key +
+                       "' has an empty part (write keys as section.key, e.g. training.epochs)");
+    }
+  }
+}
+
+std::string describe(const Override& o) {
+  return "--set " + o.key + "=" + o.value;
+}
+
+// The node at parts[0..n) below `doc`, each of which exists.
+ConfigNode node_at(const ConfigNode& doc, const std::vector<std::string>& parts, std::size_t n) {
+  return n == 0 ? doc : node_at(doc, parts, n - 1).at(parts[n - 1]);
+}
+
+// Applies the overrides to doc's tree in place: existing values are
+// replaced, missing mappings along a path are created. Returns the nodes it
+// made, so that errors about them name their override.
+std::vector<ConfigNode::Origin> apply_overrides(const ConfigNode& doc,
+                                                const std::vector<Override>& overrides) {
+  std::vector<ConfigNode::Origin> origins;
+  if (overrides.empty()) return origins;
+  if (!doc.is_map()) doc.fail("a scenario is a mapping of keys (model, cluster, strategy, ...)");
+  for (const Override& o : overrides) {
+    const std::string origin = describe(o);
+    check_key(o.key, o.key + "=" + o.value);
+    const auto parts = split_key(o.key);
+    YAML::Node map = doc.yaml();  // shares the tree; rebound with reset(), never assigned
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const YAML::Node& view = map;  // const lookups add nothing to the tree
+      YAML::Node child = view.IsMap() ? view[parts[i]] : YAML::Node(YAML::NodeType::Undefined);
+      if (i + 1 == parts.size()) {
+        YAML::Node value(o.value);
+        if (child.IsDefined()) {
+          child = value;  // replaces the value in the tree; the key keeps its line
+        } else {
+          YAML::Node key(parts[i]);
+          map.force_insert(key, value);
+          origins.push_back({key, origin});
+        }
+        origins.push_back({value, origin});
+      } else if (!child.IsDefined()) {
+        YAML::Node key(parts[i]);
+        YAML::Node inner(YAML::NodeType::Map);
+        map.force_insert(key, inner);
+        origins.push_back({key, origin});
+        origins.push_back({inner, origin});
+        map.reset(inner);
+      } else if (child.IsMap() || child.IsNull()) {
+        map.reset(child);  // a null (`training:` alone) becomes a mapping on insertion
+      } else {
+        node_at(doc, parts, i + 1).fail("is not a mapping", origin + " cannot set a key inside it");
+      }
+    }
+  }
+  return origins;
+}
+
+std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw ConfigError(path, 0, "", "is a folder, not a scenario file");
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string non_empty(const ConfigNode& node) {
+  std::string value = node.as_string();
+  if (value.empty()) node.fail("must not be empty");
+  return value;
+}
+
+// The child when given, else the node itself: where to point an error
+// about a value that may have been left to its default.
+ConfigNode child_or_self(const ConfigNode& node, const std::string& child) {
+  auto found = node.find(child);
+  return found ? *found : node;
+}
+
+const std::vector<std::string> kStrategyNames = {"local", "allreduce", "parameter_server",
+                                                 "mirrored"};
+
+// The inverse of parse_strategy_kind, for messages.
+std::string kind_name(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kAllReduce:
+      return "allreduce";
+    case StrategyKind::kParameterServer:
+      return "parameter_server";
+    case StrategyKind::kMirrored:
+      return "mirrored";
+    case StrategyKind::kLocal:
+      break;
+  }
+  return "local";
+}
+
+StrategyKind parse_strategy_kind(const std::string& name) {
+  if (name == "allreduce") return StrategyKind::kAllReduce;
+  if (name == "parameter_server") return StrategyKind::kParameterServer;
+  if (name == "mirrored") return StrategyKind::kMirrored;
+  return StrategyKind::kLocal;
+}
+
+strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
+  const ConfigNode node = root.at("strategy");
+  node.allow_only({"name", "mode", "bucket_bytes", "devices"});
+  strategy::StrategyConfig config;
+  const std::string name = node.at("name").as_choice(kStrategyNames);
+  config.kind = parse_strategy_kind(name);
+  if (auto mode = node.find("mode")) {
+    if (config.kind != StrategyKind::kParameterServer) {
+      mode->fail("strategy " + name + " has no modes",
+                 "only parameter_server has one: async or sync");
+    }
+    config.mode = mode->as_choice({"async", "sync"}) == "sync" ? PsMode::kSync : PsMode::kAsync;
+  }
+  if (auto bucket = node.find("bucket_bytes")) {
+    if (config.kind != StrategyKind::kAllReduce && config.kind != StrategyKind::kMirrored) {
+      bucket->fail("strategy " + name + " reduces no gradients in buckets",
+                   "bucket_bytes is for allreduce and mirrored");
+    }
+    config.bucket_bytes = bucket->as_int(0, kMaxCount);
+  }
+  if (auto devices = node.find("devices")) {
+    if (config.kind != StrategyKind::kMirrored) {
+      devices->fail("strategy " + name + " takes no devices",
+                    "devices is for mirrored; other strategies use one device per task");
+    }
+    config.devices = static_cast<int>(devices->as_int(0, kMaxDevices));
+  }
+  return config;
+}
+
+ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConfig& strategy) {
+  const ConfigNode node = root.at("cluster");
+  node.allow_only(
+      {"machine", "chief", "workers", "ps", "chief_machine", "worker_machine", "ps_machine"});
+  ClusterConfig config;
+  const std::string machine = non_empty(node.at("machine"));
+  auto machine_or_default = [&](const std::string& key) {
+    auto found = node.find(key);
+    return found ? non_empty(*found) : machine;
+  };
+  config.chief_machine = machine_or_default("chief_machine");
+  config.worker_machine = machine_or_default("worker_machine");
+  config.ps_machine = machine_or_default("ps_machine");
+
+  auto& spec = config.spec;
+  spec.chiefs = static_cast<int>(node.get_int("chief", 1, 0, 1));
+  spec.workers = static_cast<int>(node.get_int("workers", 0, 0, kMaxTasks));
+  spec.ps = static_cast<int>(node.get_int("ps", 0, 0, kMaxTasks));
+
+  const std::string name = kind_name(strategy.kind);
+  const std::string counts = "chief " + std::to_string(spec.chiefs) + ", workers " +
+                             std::to_string(spec.workers) + ", ps " + std::to_string(spec.ps);
+  switch (strategy.kind) {
+    case StrategyKind::kLocal:
+      if (spec.ps > 0) {
+        node.at("ps").fail("strategy local has no parameter servers", "set ps: 0 or remove it");
+      }
+      if (spec.replicas() != 1) {
+        child_or_self(node, "workers")
+            .fail("strategy local trains one replica, this cluster has " +
+                      std::to_string(spec.replicas()) + " (" + counts + ")",
+                  "use chief: 1 and workers: 0 (or chief: 0 and workers: 1)");
+      }
+      break;
+    case StrategyKind::kAllReduce:
+    case StrategyKind::kParameterServer:
+      if (strategy.kind == StrategyKind::kAllReduce && spec.ps > 0) {
+        node.at("ps").fail("strategy allreduce has no parameter servers",
+                           "set ps: 0, or use strategy parameter_server");
+      }
+      if (strategy.kind == StrategyKind::kParameterServer && spec.ps == 0) {
+        child_or_self(node, "ps")
+            .fail("strategy parameter_server needs at least one ps", "set ps: 1 or more");
+      }
+      if (spec.replicas() < 1) {
+        child_or_self(node, "workers")
+            .fail("strategy " + name + " needs at least one worker when there is no chief",
+                  "set workers: 1 or more, or chief: 1");
+      }
+      break;
+    case StrategyKind::kMirrored: {
+      const std::string hint =
+          "mirrored runs on one host, the chief, whose devices are the "
+          "replicas: use chief: 1, workers: 0, ps: 0";
+      if (spec.chiefs != 1) child_or_self(node, "chief").fail("must be 1 for mirrored", hint);
+      if (spec.workers != 0) node.at("workers").fail("must be 0 for mirrored", hint);
+      if (spec.ps != 0) node.at("ps").fail("must be 0 for mirrored", hint);
+      break;
+    }
+  }
+  return config;
+}
+
+strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterConfig& cluster,
+                                        const strategy::StrategyConfig& strategy) {
+  strategy::TrainingConfig config;
+  const auto found = root.find("training");
+  if (!found) return config;
+  const ConfigNode& node = *found;
+  node.allow_only(
+      {"batch_size", "epochs", "steps", "eval_every", "eval_examples", "train_examples"});
+  config.batch_size = node.get_int("batch_size", 0, 0, kMaxBatch);
+  config.epochs = node.get_int("epochs", 1, 1, kMaxEpochs);
+  if (auto steps = node.find("steps")) {
+    if (node.has("epochs")) {
+      steps->fail("epochs and steps are both given",
+                  "give one: epochs (passes over the data) or steps (per replica)");
+    }
+    config.steps = steps->as_int(1, kMaxCount);
+  }
+  config.eval_every = node.get_int("eval_every", 0, 0, kMaxCount);
+  config.eval_examples = node.get_int("eval_examples", 0, 0, kMaxCount);
+  config.train_examples = node.get_int("train_examples", 0, 0, kMaxCount);
+
+  // One step of every replica takes batch_size x replicas examples.
+  int64_t replicas = cluster.spec.replicas();
+  if (strategy.kind == StrategyKind::kMirrored) replicas = std::max(1, strategy.devices);
+  if (config.batch_size > 0 && config.train_examples > 0 &&
+      config.batch_size * replicas > config.train_examples) {
+    node.at("batch_size")
+        .fail("too large: " + std::to_string(replicas) + " replica(s) of batch " +
+                  std::to_string(config.batch_size) + " need more than the " +
+                  std::to_string(config.train_examples) + " train_examples",
+              "lower batch_size or raise train_examples");
+  }
+  return config;
+}
+
+NetworkConfig parse_network(const ConfigNode& root) {
+  NetworkConfig config;
+  const auto found = root.find("network");
+  if (!found) return config;
+  const ConfigNode& node = *found;
+  node.allow_only({"latency_us", "bandwidth_gbps", "model"});
+  config.latency_seconds = node.get_double("latency_us", 50, 0, kMaxLatencyUs) * 1e-6;
+  config.bandwidth = node.get_double("bandwidth_gbps", 0, 0, kMaxBandwidthGbps) * 1e9 / 8;
+  config.model = node.get_choice("model", "cm02", {"cm02", "lv08"}) == "lv08" ? NetworkModel::kLv08
+                                                                              : NetworkModel::kCm02;
+  return config;
+}
+
+std::string resolve_model(const ConfigNode& root, const std::string& scenario_path) {
+  const ConfigNode node = root.at("model");
+  const fs::path model = non_empty(node);
+  const fs::path resolved =
+      model.is_absolute() ? model : (fs::path(scenario_path).parent_path() / model);
+  std::error_code ec;
+  if (!fs::is_regular_file(resolved, ec)) {
+    node.fail("no model file " + resolved.lexically_normal().string(),
+              "the path is relative to the scenario's folder");
+  }
+  return resolved.lexically_normal().string();
+}
+
+}  // namespace
+
+const std::string& ClusterConfig::machine_of(strategy::Role role) const {
+  switch (role) {
+    case strategy::Role::kChief:
+      return chief_machine;
+    case strategy::Role::kPs:
+      return ps_machine;
+    case strategy::Role::kWorker:
+      break;
+  }
+  return worker_machine;
+}
+
+Override parse_override(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos) {
+    throw InputError("--set " + text + ": expected KEY=VALUE, e.g. --set training.epochs=2");
+  }
+  Override o{text.substr(0, eq), text.substr(eq + 1)};
+  check_key(o.key, text);
+  return o;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  const std::string text = read_text(path);
+  const ConfigNode doc = ConfigNode::load_string(text, path);
+  auto origins = apply_overrides(doc, overrides);
+  const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(origins));
+
+  root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
+                   "training", "network"});
+  Scenario s;
+  s.path = path;
+  s.name = fs::path(path).stem().string();
+  if (overrides.empty()) {
+    s.text = text;
+  } else {
+    YAML::Emitter out;
+    out << root.yaml();
+    s.text = std::string(out.c_str()) + "\n";
+  }
+  s.description = root.get_string("description", "");
+  s.model_path = resolve_model(root, path);
+  if (auto data = root.find("data")) s.data = non_empty(*data);
+  s.seed = static_cast<uint64_t>(root.get_int("seed", 0, 0, std::numeric_limits<int64_t>::max()));
+  s.fidelity = root.get_choice("fidelity", "full", {"full", "timing"}) == "timing"
+                   ? strategy::Fidelity::kTiming
+                   : strategy::Fidelity::kFull;
+  s.strategy = parse_strategy(root);
+  s.cluster = parse_cluster(root, s.strategy);
+  s.training = parse_training(root, s.cluster, s.strategy);
+  s.network = parse_network(root);
+  return s;
+}
+
+}  // namespace distlab::run

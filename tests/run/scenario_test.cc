@@ -1,0 +1,310 @@
+// Scenarios load with their defaults and overrides, and broken ones are
+// refused with the file, the line (or the --set override) and the key.
+#include "run/scenario.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+
+using namespace distlab::run;
+using distlab::ConfigError;
+using distlab::InputError;
+using distlab::strategy::Fidelity;
+using distlab::strategy::PsMode;
+using distlab::strategy::Role;
+using distlab::strategy::StrategyKind;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = DISTLAB_SOURCE_DIR;
+
+// A fresh folder holding models/mnist_cnn.yaml, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    static int count = 0;
+    path_ = fs::temp_directory_path() /
+            ("distlab-scenario-" + std::to_string(::getpid()) + "-" + std::to_string(++count));
+    fs::remove_all(path_);
+    fs::create_directories(path_ / "models");
+    fs::copy_file(kSource / "scenarios/models/mnist_cnn.yaml", path_ / "models/mnist_cnn.yaml");
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path file = path_ / name;
+    std::ofstream(file) << text;
+    return file.string();
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs `f` and returns the ConfigError message it throws ("" if none).
+template <typename F>
+std::string config_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kFull =
+    "description: Chicago taxi tips, asynchronous parameter server\n"
+    "model: models/mnist_cnn.yaml\n"
+    "data: synthetic:2000\n"
+    "seed: 7\n"
+    "fidelity: timing\n"
+    "cluster:\n"
+    "  machine: n1-standard-4\n"
+    "  chief: 1\n"
+    "  workers: 4\n"
+    "  ps: 2\n"
+    "  ps_machine: n1-highmem-8\n"
+    "strategy:\n"
+    "  name: parameter_server\n"
+    "  mode: sync\n"
+    "training:\n"
+    "  batch_size: 64\n"
+    "  steps: 500\n"
+    "  eval_every: 100\n"
+    "  eval_examples: 2000\n"
+    "  train_examples: 1000\n"
+    "network:\n"
+    "  latency_us: 20\n"
+    "  bandwidth_gbps: 10\n"
+    "  model: lv08\n";
+
+const char* kMinimal =
+    "model: models/mnist_cnn.yaml\n"
+    "cluster:\n"
+    "  machine: n1-standard-4\n"
+    "strategy:\n"
+    "  name: local\n";
+
+}  // namespace
+
+TEST_CASE("A full scenario is read with every value") {
+  const TempDir dir;
+  const std::string path = dir.write("taxi_ps.yaml", kFull);
+  const Scenario s = load_scenario(path);
+  CHECK(s.path == path);
+  CHECK(s.name == "taxi_ps");
+  CHECK(s.description == "Chicago taxi tips, asynchronous parameter server");
+  CHECK(s.text == kFull);
+  CHECK(fs::equivalent(s.model_path, dir.path() / "models/mnist_cnn.yaml"));
+  CHECK(s.data == "synthetic:2000");
+  CHECK(s.seed == 7);
+  CHECK(s.fidelity == Fidelity::kTiming);
+  CHECK(s.cluster.spec.chiefs == 1);
+  CHECK(s.cluster.spec.workers == 4);
+  CHECK(s.cluster.spec.ps == 2);
+  CHECK(s.cluster.machine_of(Role::kChief) == "n1-standard-4");
+  CHECK(s.cluster.machine_of(Role::kWorker) == "n1-standard-4");
+  CHECK(s.cluster.machine_of(Role::kPs) == "n1-highmem-8");
+  CHECK(s.strategy.kind == StrategyKind::kParameterServer);
+  CHECK(s.strategy.mode == PsMode::kSync);
+  CHECK(s.training.batch_size == 64);
+  CHECK(s.training.steps == 500);
+  CHECK(s.training.eval_every == 100);
+  CHECK(s.training.eval_examples == 2000);
+  CHECK(s.training.train_examples == 1000);
+  CHECK(s.network.latency_seconds == Approx(20e-6));
+  CHECK(s.network.bandwidth == Approx(10e9 / 8));
+  CHECK(s.network.model == NetworkModel::kLv08);
+}
+
+TEST_CASE("A minimal scenario takes the defaults") {
+  const TempDir dir;
+  const Scenario s = load_scenario(dir.write("minimal.yaml", kMinimal));
+  CHECK(s.name == "minimal");
+  CHECK(s.description.empty());
+  CHECK(s.data == "fashion-mnist");
+  CHECK(s.seed == 0);
+  CHECK(s.fidelity == Fidelity::kFull);
+  CHECK(s.cluster.spec.chiefs == 1);
+  CHECK(s.cluster.spec.workers == 0);
+  CHECK(s.cluster.spec.ps == 0);
+  for (Role role : {Role::kChief, Role::kWorker, Role::kPs}) {
+    CHECK(s.cluster.machine_of(role) == "n1-standard-4");
+  }
+  CHECK(s.strategy.kind == StrategyKind::kLocal);
+  CHECK(s.training.batch_size == 0);
+  CHECK(s.training.epochs == 1);
+  CHECK(s.training.steps == 0);
+  CHECK(s.network.latency_seconds == Approx(50e-6));
+  CHECK(s.network.bandwidth == 0);
+  CHECK(s.network.model == NetworkModel::kCm02);
+}
+
+TEST_CASE("Each strategy takes the clusters it can run on") {
+  const TempDir dir;
+  auto load = [&](const std::string& cluster, const std::string& strategy) {
+    return load_scenario(
+        dir.write("s.yaml", "model: models/mnist_cnn.yaml\ncluster: {machine: m, " + cluster +
+                                "}\nstrategy: {" + strategy + "}\n"));
+  };
+  CHECK(load("chief: 0, workers: 1", "name: local").cluster.spec.replicas() == 1);
+  CHECK(load("workers: 1", "name: allreduce, bucket_bytes: 4096").strategy.bucket_bytes == 4096);
+  CHECK(load("chief: 0, workers: 3", "name: allreduce").cluster.spec.replicas() == 3);
+  const auto ps = load("workers: 4, ps: 1", "name: parameter_server");
+  CHECK(ps.strategy.mode == PsMode::kAsync);
+  const auto mirrored = load("chief: 1", "name: mirrored, devices: 4");
+  CHECK(mirrored.strategy.kind == StrategyKind::kMirrored);
+  CHECK(mirrored.strategy.devices == 4);
+  CHECK(load("", "name: mirrored").strategy.devices == 0);
+  CHECK(config_error_of([&] {
+          load("chief: 0", "name: mirrored");
+        }).find("cluster.chief: must be 1 for mirrored") != std::string::npos);
+  CHECK(config_error_of([&] {
+          load("", "name: mirrored, devices: -1");
+        }).find("strategy.devices: must be between 0 and") != std::string::npos);
+  CHECK(config_error_of([&] {
+          load("ps: 1", "name: local");
+        }).find("cluster.ps: strategy local has no parameter servers") != std::string::npos);
+  CHECK(config_error_of([&] {
+          load("ps: 1", "name: mirrored");
+        }).find("cluster.ps: must be 0 for mirrored") != std::string::npos);
+  CHECK(config_error_of([&] {
+          load("", "name: local, bucket_bytes: 10");
+        }).find("strategy.bucket_bytes: strategy local reduces no gradients in buckets") !=
+        std::string::npos);
+  CHECK(config_error_of([&] {
+          load("chief: 0, ps: 1", "name: parameter_server");
+        }).find("cluster: strategy parameter_server needs at least one worker") !=
+        std::string::npos);
+}
+
+TEST_CASE("Overrides change values and add keys before the checks") {
+  const TempDir dir;
+  const std::string path = dir.write("minimal.yaml", kMinimal);
+  const Scenario s = load_scenario(
+      path, {parse_override("training.epochs=3"), parse_override("network.latency_us=10"),
+             parse_override("cluster.workers=1"), parse_override("strategy.name=allreduce"),
+             parse_override("description=a b=c")});
+  CHECK(s.training.epochs == 3);
+  CHECK(s.network.latency_seconds == Approx(10e-6));
+  CHECK(s.cluster.spec.workers == 1);
+  CHECK(s.strategy.kind == StrategyKind::kAllReduce);
+  CHECK(s.description == "a b=c");
+
+  // The text carries the overrides: read back, it gives the same scenario.
+  const Scenario again = load_scenario(dir.write("again.yaml", s.text));
+  CHECK(again.training.epochs == 3);
+  CHECK(again.network.latency_seconds == Approx(10e-6));
+  CHECK(again.cluster.spec.workers == 1);
+  CHECK(again.strategy.kind == StrategyKind::kAllReduce);
+  CHECK(again.description == "a b=c");
+
+  // A later override of the same key wins; `training:` alone takes keys.
+  const std::string empty_section = dir.write("empty.yaml", std::string(kMinimal) + "training:\n");
+  const Scenario later = load_scenario(
+      empty_section, {parse_override("training.steps=5"), parse_override("training.steps=9")});
+  CHECK(later.training.steps == 9);
+}
+
+TEST_CASE("A bad value set by an override names the override") {
+  const TempDir dir;
+  const std::string path = dir.write("minimal.yaml", kMinimal);
+  auto error = [&](const std::string& text) {
+    return config_error_of([&] { load_scenario(path, {parse_override(text)}); });
+  };
+  CHECK(error("training.epochs=abc") ==
+        path +
+            ": training.epochs: expected an integer, got 'abc' (set by --set "
+            "training.epochs=abc)");
+  CHECK(error("strategy.name=ring") ==
+        path +
+            ": strategy.name: unknown value 'ring' (set by --set strategy.name=ring; one of: "
+            "local, allreduce, parameter_server, mirrored)");
+  CHECK(error("training.epoch=2") ==
+        path +
+            ": training.epoch: unknown key (set by --set training.epoch=2; did you mean "
+            "'epochs'?)");
+  CHECK(error("netwrok.latency_us=2") ==
+        path +
+            ": netwrok: unknown key (set by --set netwrok.latency_us=2; did you mean "
+            "'network'?)");
+  CHECK(error("cluster.ps=1") ==
+        path +
+            ": cluster.ps: strategy local has no parameter servers (set by --set cluster.ps=1; "
+            "set ps: 0 or remove it)");
+  // A path through a value of the file points at that value's line.
+  CHECK(error("cluster.machine.type=x") ==
+        path +
+            ":3: cluster.machine: is not a mapping (--set cluster.machine.type=x "
+            "cannot set a key inside it)");
+  // An error elsewhere in the file still points at its line.
+  const std::string broken = dir.write("broken.yaml", std::string(kMinimal) + "seed: -1\n");
+  CHECK(config_error_of([&] {
+          load_scenario(broken, {parse_override("seed=3"), parse_override("training.epochs=2")});
+        }).empty());
+  CHECK(config_error_of([&] { load_scenario(broken, {parse_override("training.epochs=2")}); }) ==
+        broken + ":6: seed: must be between 0 and 9223372036854775807, got -1");
+}
+
+TEST_CASE("Malformed overrides are input errors") {
+  const Override o = parse_override("cluster.ps_machine=n1-highmem-8");
+  CHECK(o.key == "cluster.ps_machine");
+  CHECK(o.value == "n1-highmem-8");
+  CHECK(parse_override("description=").value.empty());
+  for (const char* bad : {"training.epochs", "=2", ".epochs=2", "training.=2", "a..b=1", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_override(bad), InputError);
+  }
+  CHECK_THROWS_WITH(parse_override("training.epochs"),
+                    Catch::Matchers::Contains("--set training.epochs: expected KEY=VALUE"));
+  // An override built without parse_override is checked too.
+  const TempDir dir;
+  const std::string path = dir.write("minimal.yaml", kMinimal);
+  CHECK_THROWS_AS(load_scenario(path, {Override{"training..epochs", "2"}}), InputError);
+}
+
+TEST_CASE("A missing scenario file is a config error") {
+  CHECK(config_error_of([] { load_scenario("/nonexistent/s.yaml"); }) ==
+        "/nonexistent/s.yaml: cannot open the file");
+  const TempDir dir;
+  CHECK(config_error_of([&] {
+          load_scenario(dir.path().string());
+        }).find("is a folder, not a scenario file") != std::string::npos);
+}
+
+TEST_CASE("Broken scenarios are refused with file, line and key") {
+  // Every file of the corpus starts with "# expect: <part of the message>".
+  const fs::path folder = kSource / "tests/run/bad_scenarios";
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  CHECK(files.size() >= 12);
+  const std::string prefix = "# expect: ";
+  for (const auto& file : files) {
+    CAPTURE(file.string());
+    std::ifstream in(file);
+    std::string first;
+    std::getline(in, first);
+    REQUIRE(first.starts_with(prefix));
+    const std::string expected = first.substr(prefix.size());
+    const std::string message = config_error_of([&] { load_scenario(file.string()); });
+    CAPTURE(message);
+    CHECK(message.starts_with(folder.string() + "/"));
+    CHECK(message.find(expected) != std::string::npos);
+  }
+}
