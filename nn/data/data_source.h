@@ -33,4 +33,10 @@ struct DataRequirements {
 DataSplits load_data(const std::string& source, const DataRequirements& requirements,
                      uint64_t seed);
 
+// The same splits where only their sizes matter (a simulation in timing
+// fidelity): synthetic sources give examples without features, generated
+// in no time and memory; files are read as load_data reads them.
+DataSplits load_data_sizes(const std::string& source, const DataRequirements& requirements,
+                           uint64_t seed);
+
 }  // namespace distlab::nn

@@ -1,0 +1,121 @@
+#include "sim/platform.h"
+
+#include <simgrid/s4u.hpp>
+
+#include "common/error.h"
+
+namespace distlab::sim {
+
+using strategy::ClusterSpec;
+using strategy::Role;
+using strategy::StrategyKind;
+
+namespace {
+
+std::string host_name(strategy::TaskId task) {
+  std::string name = strategy::role_name(task.role);
+  name += '-';
+  name += std::to_string(task.index);
+  return name;
+}
+
+const MachineType& machine_for(const run::Scenario& scenario, const MachineCatalog& catalog,
+                               Role role) {
+  const std::string& name = scenario.cluster.machine_of(role);
+  if (!catalog.has_machine(name)) {
+    std::string key = "cluster.";
+    key += role == Role::kPs      ? "ps_machine"
+           : role == Role::kChief ? "chief_machine"
+                                  : "worker_machine";
+    throw ConfigError(scenario.path, 0, key, "unknown machine type \"" + name + "\"",
+                      "see scenarios/machines.yaml for the catalog");
+  }
+  return catalog.machine(name);
+}
+
+// A mirrored run: one machine, one replica per device.
+ClusterPlan plan_mirrored(const run::Scenario& scenario, const MachineCatalog& catalog) {
+  const MachineType& machine = machine_for(scenario, catalog, Role::kChief);
+  if (machine.gpu_count == 0) {
+    throw ConfigError(scenario.path, 0, "cluster.machine",
+                      "mirrored needs a machine type with GPUs; " + machine.name + " has none",
+                      "complex_model_m_gpu, say");
+  }
+  const int devices = scenario.strategy.devices > 0 ? scenario.strategy.devices : machine.gpu_count;
+  if (devices > machine.gpu_count) {
+    throw ConfigError(scenario.path, 0, "strategy.devices",
+                      std::to_string(devices) + " devices asked, " + machine.name + " has " +
+                          std::to_string(machine.gpu_count));
+  }
+  ClusterPlan plan;
+  plan.cluster = ClusterSpec{.chiefs = 1, .workers = devices - 1, .ps = 0};
+  const ComputeDevice gpu = gpu_device(catalog.gpu(machine.gpu));
+  for (const strategy::TaskId task : plan.cluster.tasks()) {
+    plan.hosts.push_back({.name = "gpu-" + std::to_string(plan.cluster.ordinal(task)),
+                          .machine = machine.name,
+                          .device = gpu,
+                          .link_bandwidth = machine.bus_bandwidth,
+                          .link_latency = machine.bus_latency / 2});
+  }
+  return plan;
+}
+
+}  // namespace
+
+ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog) {
+  if (scenario.strategy.kind == StrategyKind::kMirrored) return plan_mirrored(scenario, catalog);
+  ClusterPlan plan;
+  plan.cluster = scenario.cluster.spec;
+  for (const strategy::TaskId task : plan.cluster.tasks()) {
+    const MachineType& machine = machine_for(scenario, catalog, task.role);
+    // Replicas train on the machine's first GPU if it has one; parameter
+    // servers apply updates on the CPU, as TensorFlow places them.
+    const bool on_gpu = task.role != Role::kPs && machine.gpu_count > 0;
+    const double bandwidth =
+        scenario.network.bandwidth > 0 ? scenario.network.bandwidth : machine.nic_bandwidth;
+    plan.hosts.push_back(
+        {.name = host_name(task),
+         .machine = machine.name,
+         .device = on_gpu ? gpu_device(catalog.gpu(machine.gpu)) : cpu_device(machine),
+         .link_bandwidth = bandwidth,
+         .link_latency = scenario.network.latency_seconds / 2});
+  }
+  return plan;
+}
+
+void configure_network_model(run::NetworkModel model) {
+  auto& engine = *simgrid::s4u::Engine::get_instance();
+  if (model == run::NetworkModel::kCm02) {
+    // Plain alpha-beta: a message of n bytes on a free route takes latency
+    // plus n / bandwidth. LV08's corrections (latency x13.01, bandwidth
+    // x0.97, 5% cross-traffic for acknowledgements) and the TCP window cap
+    // (gamma / 2 latency) are off.
+    engine.set_config("network/model:CM02");
+    engine.set_config("network/crosstraffic:0");
+    engine.set_config("network/TCP-gamma:0");
+  } else {
+    engine.set_config("network/model:LV08");
+  }
+}
+
+std::vector<simgrid::s4u::Host*> build_platform(const ClusterPlan& plan) {
+  auto* zone = simgrid::s4u::create_star_zone("cluster");
+  std::vector<simgrid::s4u::Host*> hosts;
+  hosts.reserve(plan.hosts.size());
+  for (const HostPlan& h : plan.hosts) {
+    // Compute time comes from the roofline model (actors sleep), so the
+    // host's speed only matters to SimGrid's bookkeeping.
+    simgrid::s4u::Host* host = zone->create_host(h.name, 1e9);
+    auto* link = zone->create_split_duplex_link(h.name + "/nic", h.link_bandwidth);
+    link->set_latency(h.link_latency);
+    link->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {{link, simgrid::s4u::LinkInRoute::Direction::UP}}, true);
+    host->seal();
+    hosts.push_back(host);
+  }
+  zone->seal();
+  return hosts;
+}
+
+}  // namespace distlab::sim

@@ -1,0 +1,74 @@
+#include "sim/sim_runtime.h"
+
+#include <simgrid/s4u.hpp>
+#include <string>
+
+namespace distlab::sim {
+
+using strategy::Message;
+using strategy::Tag;
+
+MailboxTable::MailboxTable(int tasks) : tasks_(tasks) {
+  const int tags = static_cast<int>(Tag::kLast) + 1;
+  boxes_.resize(static_cast<std::size_t>(tasks) * tags, nullptr);
+  for (int t = 0; t < tasks; ++t) {
+    for (int tag = 1; tag < tags; ++tag) {
+      std::string name = "task";
+      name += std::to_string(t);
+      name += '/';
+      name += strategy::tag_name(static_cast<Tag>(tag));
+      boxes_[static_cast<std::size_t>(t) * tags + tag] = simgrid::s4u::Mailbox::by_name(name);
+    }
+  }
+}
+
+simgrid::s4u::Mailbox* MailboxTable::at(int ordinal, Tag tag) const {
+  const int tags = static_cast<int>(Tag::kLast) + 1;
+  return boxes_[static_cast<std::size_t>(ordinal) * tags + static_cast<int>(tag)];
+}
+
+void MailboxTable::set_receiver(int ordinal, simgrid::s4u::ActorPtr actor) const {
+  for (int tag = 1; tag <= static_cast<int>(Tag::kLast); ++tag) {
+    at(ordinal, static_cast<Tag>(tag))->set_receiver(actor);
+  }
+}
+
+void MailboxTable::release_receivers() const {
+  for (int t = 0; t < tasks_; ++t) set_receiver(t, nullptr);
+}
+
+SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
+                       strategy::Fidelity fidelity, const MailboxTable& mailboxes,
+                       ComputeDevice device)
+    : Runtime(self, cluster, fidelity),
+      mailboxes_(mailboxes),
+      device_(std::move(device)),
+      ordinal_(cluster.ordinal(self)) {}
+
+double SimRuntime::now() const {
+  return simgrid::s4u::Engine::get_clock();
+}
+
+void SimRuntime::transmit(strategy::TaskId to, Message message) {
+  // The simulated network carries `bytes`; the values travel by pointer.
+  // A message starts to arrive when it is sent (permanent receivers).
+  message.available_at = now();
+  const uint64_t bytes = message.bytes;
+  auto* payload = new Message(std::move(message));
+  mailboxes_.at(cluster().ordinal(to), payload->tag)
+      ->put_init(payload, bytes)
+      ->detach([](void* unclaimed) { delete static_cast<Message*>(unclaimed); });
+}
+
+Message SimRuntime::receive(Tag tag) {
+  std::unique_ptr<Message> payload(mailboxes_.at(ordinal_, tag)->get<Message>());
+  return std::move(*payload);
+}
+
+void SimRuntime::execute(const strategy::Work& work, const std::function<void()>& work_fn) {
+  if (full_fidelity() && work_fn) work_fn();
+  const double seconds = roofline_seconds(work, device_);
+  if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
+}
+
+}  // namespace distlab::sim

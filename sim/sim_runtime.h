@@ -1,0 +1,55 @@
+// The Runtime on SimGrid: each task is an actor on its own simulated host;
+// messages go through one mailbox per (receiving task, tag). Every mailbox
+// has its task as permanent receiver, so a message starts to flow over the
+// simulated links the moment it is sent, whether or not the receiver has
+// asked for it yet: the buffered semantics of runtime.h, as TCP behaves.
+// Compute advances the actor's clock by the roofline time of the work on
+// the host's device, after running the work in full fidelity.
+#pragma once
+
+#include <simgrid/forward.h>
+
+#include <vector>
+
+#include "sim/compute_model.h"
+#include "strategy/runtime.h"
+
+namespace distlab::sim {
+
+// The mailboxes of a simulated cluster, indexed by task ordinal and tag.
+class MailboxTable {
+ public:
+  explicit MailboxTable(int tasks);
+  simgrid::s4u::Mailbox* at(int ordinal, strategy::Tag tag) const;
+  int tasks() const { return tasks_; }
+
+  // Makes `actor` the permanent receiver of task `ordinal`'s mailboxes, so
+  // that messages to it flow as soon as they are sent; release_receivers()
+  // undoes it for all tasks once the simulation has ended.
+  void set_receiver(int ordinal, simgrid::s4u::ActorPtr actor) const;
+  void release_receivers() const;
+
+ private:
+  int tasks_;
+  std::vector<simgrid::s4u::Mailbox*> boxes_;
+};
+
+class SimRuntime : public strategy::Runtime {
+ public:
+  SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
+             const MailboxTable& mailboxes, ComputeDevice device);
+
+  double now() const override;
+
+ protected:
+  void transmit(strategy::TaskId to, strategy::Message message) override;
+  strategy::Message receive(strategy::Tag tag) override;
+  void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+
+ private:
+  const MailboxTable& mailboxes_;
+  ComputeDevice device_;
+  int ordinal_;
+};
+
+}  // namespace distlab::sim

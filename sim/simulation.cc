@@ -1,0 +1,147 @@
+#include "sim/simulation.h"
+
+#include <xbt/log.h>
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <simgrid/s4u.hpp>
+
+#include "common/error.h"
+#include "nn/data/data_source.h"
+#include "nn/threads.h"
+#include "sim/platform.h"
+#include "sim/sim_runtime.h"
+#include "strategy/strategy.h"
+
+namespace distlab::sim {
+
+using strategy::Fidelity;
+using strategy::TaskId;
+
+namespace {
+
+std::string strategy_label(const run::Scenario& scenario) {
+  std::string label = strategy::strategy_name(scenario.strategy.kind);
+  if (scenario.strategy.kind == strategy::StrategyKind::kParameterServer) {
+    label += scenario.strategy.mode == strategy::PsMode::kAsync ? " (async)" : " (sync)";
+  }
+  return label;
+}
+
+}  // namespace
+
+run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
+                        const SimulationOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ClusterPlan plan = plan_cluster(scenario, catalog);
+  nn::set_compute_threads(options.compute_threads);
+
+  nn::ModelSpec spec = nn::load_model_spec(scenario.model_path);
+  const nn::DataRequirements needs{spec.input, spec.num_classes};
+  const nn::DataSplits data = scenario.fidelity == Fidelity::kFull
+                                  ? nn::load_data(scenario.data, needs, scenario.seed)
+                                  : nn::load_data_sizes(scenario.data, needs, scenario.seed);
+  const nn::Dataset train = scenario.training.train_examples > 0
+                                ? data.train.head(scenario.training.train_examples)
+                                : data.train;
+  strategy::TrainingSetup setup(std::move(spec), train, data.test, scenario.strategy,
+                                scenario.training, scenario.seed, scenario.fidelity);
+  const int64_t chief_steps = setup.steps_per_replica(plan.cluster.replicas());
+  if (options.on_progress) {
+    setup.on_chief_step = [&](int64_t done, int64_t total) {
+      options.on_progress(done, total, simgrid::s4u::Engine::get_clock());
+    };
+  }
+
+  // SimGrid reads its options from a command line; keep it quiet.
+  int argc = 2;
+  char name[] = "distlab-simulate";
+  char log[] = "--log=root.thres:critical";
+  char* argv[] = {name, log, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  configure_network_model(scenario.network.model);
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(plan);
+  const MailboxTable mailboxes(plan.cluster.task_count());
+
+  const int tasks = plan.cluster.task_count();
+  std::vector<strategy::TaskLog> logs(tasks);
+  std::vector<strategy::TaskOutcome> outcomes(tasks);
+  uint64_t spans_dropped = 0;
+  std::exception_ptr failure;
+  std::string failed_task;
+  std::vector<simgrid::s4u::ActorPtr> actors;
+  for (int t = 0; t < tasks; ++t) {
+    const TaskId task = plan.cluster.task_at(t);
+    actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t, task] {
+      SimRuntime runtime(task, plan.cluster, scenario.fidelity, mailboxes, plan.hosts[t].device);
+      runtime.set_span_limit(options.span_limit);
+      try {
+        outcomes[t] = strategy::run_task(runtime, setup);
+      } catch (...) {
+        // One task failing ends the simulation: the others would wait
+        // for it forever.
+        if (!failure) {
+          failure = std::current_exception();
+          failed_task = strategy::task_name(task);
+        }
+        simgrid::s4u::Actor::kill_all();
+        return;
+      }
+      spans_dropped += runtime.spans_dropped();
+      logs[t] = runtime.take_log();
+      logs[t].host = plan.hosts[t].name + " (" + plan.hosts[t].machine + ")";
+    }));
+  }
+  // Each task receives from its own mailboxes only: messages to it start
+  // flowing as soon as they are sent.
+  for (int t = 0; t < tasks; ++t) mailboxes.set_receiver(t, actors[t]);
+  const auto simulation_start = std::chrono::steady_clock::now();
+  engine.run();
+  const auto simulation_end = std::chrono::steady_clock::now();
+  mailboxes.release_receivers();
+  actors.clear();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(failed_task + " failed: " + e.what());
+    }
+  }
+
+  run::RunResult result;
+  result.scenario = scenario.name;
+  result.description = scenario.description;
+  result.strategy = strategy_label(scenario);
+  result.backend = "simulate";
+  result.fidelity = strategy::fidelity_name(scenario.fidelity);
+  result.seed = scenario.seed;
+  result.replicas = plan.cluster.replicas();
+  result.steps = chief_steps;
+  for (int t = 0; t < tasks; ++t) {
+    result.run_seconds = std::max(result.run_seconds, logs[t].finished_at);
+    result.examples += outcomes[t].examples;
+  }
+  const strategy::TaskOutcome& chief = outcomes[plan.cluster.ordinal(plan.cluster.replica(0))];
+  result.final_loss = chief.final_loss;
+  result.final_accuracy = chief.final_accuracy;
+  result.weights_sha256 = chief.weights_sha256;
+  result.spans_dropped = spans_dropped;
+  result.tasks = std::move(logs);
+  result.simulation_wall_seconds =
+      std::chrono::duration<double>(simulation_end - simulation_start).count();
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
+  for (int t = 0; t < tasks; ++t) {
+    result.task_updates.push_back(outcomes[t].updates);
+    result.task_weights_sha256.push_back(outcomes[t].weights_sha256);
+  }
+  return result;
+}
+
+}  // namespace distlab::sim

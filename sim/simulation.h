@@ -1,0 +1,28 @@
+// One simulated run of a scenario, start to finish: load its model and data,
+// lay out the cluster, start one SimGrid actor per task running the
+// strategy, run the simulation, and gather what every task logged.
+//
+// SimGrid allows one engine per process: simulate() may be called once.
+#pragma once
+
+#include <functional>
+
+#include "run/run_result.h"
+#include "run/scenario.h"
+#include "sim/machine.h"
+
+namespace distlab::sim {
+
+struct SimulationOptions {
+  int compute_threads = 2;         // OpenMP threads for the real math (full fidelity)
+  std::size_t span_limit = 20000;  // timeline spans kept per task
+  // Called as the chief finishes steps: (done, total, simulated seconds).
+  std::function<void(int64_t, int64_t, double)> on_progress;
+};
+
+// Throws InputError for a scenario the catalog or the data cannot serve, and
+// Error when a task fails (naming it).
+run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
+                        const SimulationOptions& options);
+
+}  // namespace distlab::sim

@@ -1,0 +1,65 @@
+#include "collective_harness.h"
+
+#include <algorithm>
+#include <exception>
+#include <simgrid/s4u.hpp>
+
+#include "sim/platform.h"
+#include "sim/sim_runtime.h"
+
+namespace distlab::testing {
+
+CollectiveRun run_collective(int tasks, double latency, double bandwidth,
+                             strategy::Fidelity fidelity,
+                             const std::function<void(strategy::Runtime&, int rank)>& body) {
+  int argc = 2;
+  char name[] = "collective";
+  char log[] = "--log=root.thres:critical";
+  char* argv[] = {name, log, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  sim::configure_network_model(run::NetworkModel::kCm02);
+
+  sim::ClusterPlan plan;
+  plan.cluster = {.chiefs = 0, .workers = tasks, .ps = 0};
+  // Compute is free: the collective's own time is what is measured.
+  const sim::ComputeDevice instant{
+      .name = "instant", .effective_flops = 1e30, .memory_bandwidth = 1e30};
+  for (int t = 0; t < tasks; ++t) {
+    plan.hosts.push_back({.name = "host-" + std::to_string(t),
+                          .machine = "test",
+                          .device = instant,
+                          .link_bandwidth = bandwidth,
+                          .link_latency = latency / 2});
+  }
+  const auto hosts = sim::build_platform(plan);
+  const sim::MailboxTable mailboxes(tasks);
+  CollectiveRun run;
+  run.bytes_sent.resize(tasks);
+  run.bytes_received.resize(tasks);
+  std::exception_ptr failure;
+  std::vector<simgrid::s4u::ActorPtr> actors;
+  for (int t = 0; t < tasks; ++t) {
+    actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t] {
+      sim::SimRuntime runtime({strategy::Role::kWorker, t}, plan.cluster, fidelity, mailboxes,
+                              instant);
+      try {
+        body(runtime, t);
+      } catch (...) {
+        failure = std::current_exception();
+        simgrid::s4u::Actor::kill_all();
+        return;
+      }
+      const strategy::TaskLog log = runtime.take_log();
+      run.seconds = std::max(run.seconds, log.finished_at);
+      run.bytes_sent[t] = log.bytes_sent;
+      run.bytes_received[t] = log.bytes_received;
+    }));
+  }
+  for (int t = 0; t < tasks; ++t) mailboxes.set_receiver(t, actors[t]);
+  engine.run();
+  mailboxes.release_receivers();
+  if (failure) std::rethrow_exception(failure);
+  return run;
+}
+
+}  // namespace distlab::testing

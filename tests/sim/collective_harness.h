@@ -1,0 +1,26 @@
+// Runs a collective alone on a simulated star of identical hosts (no model,
+// no training), to hold its simulated time and bytes against the
+// alpha-beta model. Call inside in_child_process: it starts an engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "strategy/runtime.h"
+
+namespace distlab::testing {
+
+struct CollectiveRun {
+  double seconds = 0;                // when the last task finished
+  std::vector<uint64_t> bytes_sent;  // per task
+  std::vector<uint64_t> bytes_received;
+};
+
+// `tasks` workers (no chief, no ps), each host's link `bandwidth` bytes/s,
+// host-to-host latency `latency` s, CM02 network model, compute free.
+CollectiveRun run_collective(int tasks, double latency, double bandwidth,
+                             strategy::Fidelity fidelity,
+                             const std::function<void(strategy::Runtime&, int rank)>& body);
+
+}  // namespace distlab::testing

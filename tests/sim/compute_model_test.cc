@@ -1,0 +1,150 @@
+// The roofline compute model and the work descriptions it times: items
+// bound by arithmetic or by memory, launch overhead on GPUs only, and the
+// work of a real model's training step against its layer costs.
+#include "sim/compute_model.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "common/error.h"
+#include "nn/model.h"
+#include "sim/machine.h"
+#include "strategy/work.h"
+
+using Catch::Matchers::WithinRel;
+using distlab::sim::ComputeDevice;
+using distlab::sim::cpu_device;
+using distlab::sim::gpu_device;
+using distlab::sim::MachineCatalog;
+using distlab::sim::roofline_seconds;
+using distlab::strategy::Work;
+using distlab::strategy::WorkItem;
+
+namespace {
+
+// 1 TFLOP/s effective, 100 GB/s, 10 us per launch: ridge at 10 FLOP/byte.
+const ComputeDevice kDevice{
+    .name = "test", .effective_flops = 1e12, .memory_bandwidth = 100e9, .launch_seconds = 10e-6};
+
+Work one_item(double flops, double bytes, int kernels) {
+  return Work{.label = "item", .items = {WorkItem{flops, bytes, kernels}}};
+}
+
+std::vector<distlab::nn::LayerCostEntry> lab_cnn_costs(int batch) {
+  const distlab::nn::Model model(
+      distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml"), 1);
+  return model.layer_costs(batch);
+}
+
+}  // namespace
+
+TEST_CASE("A compute-bound item takes its FLOPs at the effective peak") {
+  // 2e12 FLOP over 1e9 bytes: 2 s of arithmetic, 0.01 s of memory traffic.
+  CHECK_THAT(roofline_seconds(one_item(2e12, 1e9, 0), kDevice), WithinRel(2.0, 1e-12));
+}
+
+TEST_CASE("A memory-bound item takes its bytes at the memory bandwidth") {
+  // 1e9 FLOP over 3e11 bytes: 0.001 s of arithmetic, 3 s of memory traffic.
+  CHECK_THAT(roofline_seconds(one_item(1e9, 3e11, 0), kDevice), WithinRel(3.0, 1e-12));
+}
+
+TEST_CASE("Items add up, each bound on its own, launches on top") {
+  Work work{.label = "two"};
+  work.items = {{2e12, 1e9, 4}, {1e9, 3e11, 6}};
+  // Not max(total flops, total bytes): 2 + 3 seconds, plus 10 launches.
+  CHECK_THAT(roofline_seconds(work, kDevice), WithinRel(5.0 + 10 * 10e-6, 1e-12));
+  CHECK(roofline_seconds(Work{.label = "nothing"}, kDevice) == 0);
+}
+
+TEST_CASE("Launch overhead counts on GPUs, not on CPUs") {
+  const auto catalog = MachineCatalog::load_default();
+  const auto cpu = cpu_device(catalog.machine("n1-standard-4"));
+  const auto& k80 = catalog.gpu("k80");
+  const auto gpu = gpu_device(k80);
+
+  CHECK(cpu.launch_seconds == 0);
+  CHECK_THAT(cpu.effective_flops,
+             WithinRel(256e9 * catalog.machine("n1-standard-4").cpu_efficiency, 1e-12));
+  CHECK(cpu.name == "n1-standard-4 cpu");
+  CHECK(gpu.launch_seconds == k80.kernel_launch_seconds);
+  CHECK(gpu.launch_seconds > 0);
+  CHECK_THAT(gpu.effective_flops, WithinRel(k80.peak_flops * k80.efficiency, 1e-12));
+  CHECK(gpu.memory_bandwidth == k80.memory_bandwidth);
+
+  // Tiny kernels: on the GPU the launches dominate; on the CPU they are free.
+  const Work many = one_item(1e3, 1e3, 1000);
+  const Work none = one_item(1e3, 1e3, 0);
+  CHECK(roofline_seconds(many, cpu) == roofline_seconds(none, cpu));
+  CHECK_THAT(roofline_seconds(many, gpu) - roofline_seconds(none, gpu),
+             WithinRel(1000 * k80.kernel_launch_seconds, 1e-9));
+}
+
+TEST_CASE("A device without a rate cannot time work") {
+  ComputeDevice broken = kDevice;
+  broken.memory_bandwidth = 0;
+  CHECK_THROWS_AS(roofline_seconds(one_item(1, 1, 1), broken), distlab::Error);
+}
+
+TEST_CASE("A training step's work is its layers' forward and backward costs") {
+  const int batch = 128;
+  const distlab::nn::Model model(
+      distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml"), 1);
+  const auto layers = model.layer_costs(batch);
+  const auto total = model.total_cost(batch);
+  REQUIRE(layers.size() >= 8);
+
+  const Work work = distlab::strategy::training_step_work(layers);
+  CHECK(work.items.size() == 2 * layers.size());
+  CHECK(work.flops() > 0);
+  CHECK_THAT(work.flops(), WithinRel(total.forward_flops + total.backward_flops, 1e-12));
+  CHECK_THAT(work.bytes(), WithinRel(total.forward_bytes + total.backward_bytes, 1e-12));
+  int kernels = 0;
+  for (const auto& item : work.items) kernels += item.kernels;
+  CHECK(kernels == total.forward_kernels + total.backward_kernels);
+  // Forward passes first, in layer order; then backward, last layer first.
+  CHECK(work.items.front().flops == layers.front().cost.forward_flops);
+  CHECK(work.items[layers.size()].flops == layers.back().cost.backward_flops);
+  CHECK(work.items.back().flops == layers.front().cost.backward_flops);
+
+  // The same step on a K80 die is faster than on n1-standard-4's CPUs, and
+  // both take a plausible time (the lab CNN is a few GFLOP per step).
+  const auto catalog = MachineCatalog::load_default();
+  const double on_cpu = roofline_seconds(work, cpu_device(catalog.machine("n1-standard-4")));
+  const double on_gpu = roofline_seconds(work, gpu_device(catalog.gpu("k80")));
+  CHECK(on_gpu < on_cpu);
+  CHECK(on_cpu > 1e-3);
+  CHECK(on_cpu < 1.0);
+}
+
+TEST_CASE("Evaluation work is the forward passes, times the batches") {
+  const auto layers = lab_cnn_costs(100);
+  const auto total_forward = [&] {
+    distlab::nn::LayerCost sum;
+    for (const auto& l : layers) sum += l.cost;
+    return sum;
+  }();
+
+  const Work eval = distlab::strategy::evaluation_work(layers, 2.5);
+  CHECK(eval.items.size() == layers.size());
+  CHECK_THAT(eval.flops(), WithinRel(2.5 * total_forward.forward_flops, 1e-12));
+  CHECK_THAT(eval.bytes(), WithinRel(2.5 * total_forward.forward_bytes, 1e-12));
+  int kernels = 0;
+  for (const auto& item : eval.items) kernels += item.kernels;
+  CHECK(kernels == 3 * total_forward.forward_kernels);  // the partial batch launches too
+  CHECK(distlab::strategy::evaluation_work(layers, 0).flops() == 0);
+  CHECK_THROWS_AS(distlab::strategy::evaluation_work(layers, -1), distlab::Error);
+}
+
+TEST_CASE("Element-wise work counts FLOPs and bytes per float") {
+  // a += b over 1000 floats: one operation, three floats touched (read a and
+  // b, write a), one kernel.
+  const Work add = distlab::strategy::elementwise_work("a += b", 1000, 1, 3);
+  CHECK(add.label == "a += b");
+  REQUIRE(add.items.size() == 1);
+  CHECK(add.flops() == 1000);
+  CHECK(add.bytes() == 12000);
+  CHECK(add.items[0].kernels == 1);
+  // Memory-bound on the test device: 12 kB at 100 GB/s, plus a launch.
+  CHECK_THAT(roofline_seconds(add, kDevice), WithinRel(12000 / 100e9 + 10e-6, 1e-12));
+  CHECK(distlab::strategy::elementwise_work("none", 0, 1, 3).items.empty());
+}

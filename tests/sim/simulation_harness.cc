@@ -1,0 +1,63 @@
+#include "simulation_harness.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "child_process.h"
+#include "sim/simulation.h"
+
+namespace distlab::testing {
+
+std::string scratch_folder_with_tiny_model(int hidden) {
+  std::random_device entropy;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("distlab-sim-" + std::to_string(entropy()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tiny.yaml") << "name: tiny\ninput: [6]\nclasses: 3\nbatch_size: 8\n"
+                                      "layers:\n  - dense: {units: "
+                                   << hidden
+                                   << ", activation: relu}\n  - dense: {units: 3}\n"
+                                      "optimizer:\n  sgd: {learning_rate: 0.05}\n";
+  return dir.string();
+}
+
+nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
+                             const std::string& yaml, const std::string& catalog) {
+  const std::string path = folder + "/" + name + ".yaml";
+  std::ofstream(path) << yaml;
+  return nlohmann::json::parse(in_child_process([&] {
+    const run::Scenario scenario = run::load_scenario(path);
+    const sim::MachineCatalog machines =
+        catalog.empty() ? sim::MachineCatalog::load_default() : sim::MachineCatalog::load(catalog);
+    sim::SimulationOptions options;
+    options.compute_threads = 1;
+    const run::RunResult r = sim::simulate(scenario, machines, options);
+    nlohmann::json out = {{"run_seconds", r.run_seconds},
+                          {"final_loss", r.final_loss},
+                          {"final_accuracy", r.final_accuracy},
+                          {"weights_sha256", r.weights_sha256},
+                          {"model_bytes", r.model_bytes},
+                          {"replicas", r.replicas},
+                          {"steps", r.steps}};
+    for (std::size_t t = 0; t < r.tasks.size(); ++t) {
+      const strategy::TaskLog& log = r.tasks[t];
+      nlohmann::json task = {
+          {"name", strategy::task_name(log.task)}, {"steps", log.steps.size()},
+          {"bytes_sent", log.bytes_sent},          {"bytes_received", log.bytes_received},
+          {"updates", r.task_updates[t]},          {"weights_sha256", r.task_weights_sha256[t]}};
+      for (const strategy::StepRecord& step : log.steps) {
+        task["staleness"].push_back(step.staleness);
+        task["step_starts"].push_back(step.start);
+        task["compute"].push_back(step.compute_seconds);
+        task["step_bytes_sent"].push_back(step.bytes_sent);
+        task["step_bytes_received"].push_back(step.bytes_received);
+      }
+      out["tasks"].push_back(task);
+    }
+    // NaN is not JSON: a timing run's loss becomes null.
+    return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }));
+}
+
+}  // namespace distlab::testing

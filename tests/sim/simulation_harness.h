@@ -1,0 +1,23 @@
+// Runs scenarios written by tests through sim::simulate, each in a child
+// process, and hands back what the tests check, as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace distlab::testing {
+
+// A scratch folder with a tiny model spec (`tiny.yaml`: input [6], one
+// hidden layer of `hidden` units, 3 classes, SGD) for scenarios to name.
+std::string scratch_folder_with_tiny_model(int hidden);
+
+// Writes `yaml` to `folder/name.yaml` and simulates it (catalog: the
+// shipped one unless `catalog` names another file). The JSON holds
+// run_seconds, final_loss, final_accuracy, weights_sha256, model_bytes,
+// replicas, and per task (cluster order) in "tasks": name, steps,
+// bytes_sent, bytes_received, updates, weights_sha256, staleness (list),
+// step_starts (list), compute (list of per-step compute seconds).
+nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
+                             const std::string& yaml, const std::string& catalog = "");
+
+}  // namespace distlab::testing

@@ -1,0 +1,182 @@
+// Every strategy, simulated in full fidelity on a tiny model with 1 to 8
+// replicas and parameter buffers that the replica count does not divide:
+// the weights they reach, the bytes they move and the updates they count.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "simulation_harness.h"
+#include "strategy/float_range.h"
+
+namespace {
+
+using distlab::testing::scratch_folder_with_tiny_model;
+using distlab::testing::simulate_yaml;
+using nlohmann::json;
+
+constexpr int kSteps = 6;
+
+std::string scenario(const std::string& cluster, const std::string& strategy, int batch,
+                     const std::string& extra = "") {
+  return "model: tiny.yaml\ndata: synthetic:600\nseed: 7\ncluster:\n  machine: n1-standard-4\n" +
+         cluster + "strategy:\n" + strategy + "training:\n  batch_size: " + std::to_string(batch) +
+         "\n  steps: " + std::to_string(kSteps) + "\n" + extra;
+}
+
+std::string replicas_cluster(int replicas, int ps = 0) {
+  std::string text = "  chief: 1\n  workers: " + std::to_string(replicas - 1) + "\n";
+  if (ps > 0) text += "  ps: " + std::to_string(ps) + "\n";
+  return text;
+}
+
+// Bytes a ring member sends in one all-reduce of `floats`: every chunk but
+// one in each phase.
+uint64_t ring_bytes_sent(int p, int64_t floats, int rank) {
+  using distlab::strategy::part_begin;
+  auto chunk = [&](int i) {
+    i = ((i % p) + p) % p;
+    return static_cast<uint64_t>(part_begin(floats, p, i + 1) - part_begin(floats, p, i)) * 4;
+  };
+  uint64_t total = 0;
+  for (int r = 0; r < p - 1; ++r) total += chunk(rank - r) + chunk(rank + 1 - r);
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("allreduce with p replicas of batch b trains like local with batch p*b") {
+  const int hidden = GENERATE(5, 13);
+  const int p = GENERATE(1, 2, 3, 4, 5, 6, 7, 8);
+  const std::string dir = scratch_folder_with_tiny_model(hidden);
+  const json local =
+      simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 8 * p));
+  const json ring =
+      simulate_yaml(dir, "ring", scenario(replicas_cluster(p), "  name: allreduce\n", 8));
+  INFO("hidden " << hidden << ", " << p << " replicas, model bytes " << ring["model_bytes"]);
+
+  // The same gradient of the same global batch, summed in another order.
+  CHECK(ring["final_loss"].get<double>() ==
+        Approx(local["final_loss"].get<double>()).epsilon(1e-4));
+  const int64_t floats = ring["model_bytes"].get<int64_t>() / 4;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  for (int rank = 0; rank < p; ++rank) {
+    const json& task = ring["tasks"][rank];
+    // Every replica ends with the very same bits.
+    CHECK(task["weights_sha256"] == ring["tasks"][0]["weights_sha256"]);
+    CHECK(task["steps"] == kSteps);
+    // Exactly one all-reduce of the gradient buffer per step, nothing else.
+    for (const json& sent : task["step_bytes_sent"])
+      CHECK(sent == ring_bytes_sent(p, floats, rank));
+    sent += task["bytes_sent"].get<uint64_t>();
+    received += task["bytes_received"].get<uint64_t>();
+  }
+  CHECK(received == sent);
+}
+
+TEST_CASE("allreduce in buckets reaches the same weights as in one ring") {
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json whole =
+      simulate_yaml(dir, "whole", scenario(replicas_cluster(3), "  name: allreduce\n", 8));
+  const json buckets = simulate_yaml(
+      dir, "buckets", scenario(replicas_cluster(3), "  name: allreduce\n  bucket_bytes: 40\n", 8));
+  // Buckets cut the buffer into other chunks, so sums may round
+  // differently; the trajectory must stay the same.
+  CHECK(buckets["final_loss"].get<double>() ==
+        Approx(whole["final_loss"].get<double>()).epsilon(1e-4));
+  CHECK(buckets["tasks"][0]["weights_sha256"] == buckets["tasks"][2]["weights_sha256"]);
+  // More rounds of smaller messages: the same bytes, more latency.
+  CHECK(buckets["run_seconds"].get<double>() > whole["run_seconds"].get<double>());
+}
+
+TEST_CASE("a synchronous parameter server trains like local with the global batch") {
+  const int p = GENERATE(1, 2, 3, 5, 8);
+  const int servers = GENERATE(1, 2, 3);
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json local =
+      simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 8 * p));
+  const json ps = simulate_yaml(
+      dir, "ps",
+      scenario(replicas_cluster(p, servers), "  name: parameter_server\n  mode: sync\n", 8));
+  INFO(p << " replicas, " << servers << " ps");
+  CHECK(ps["final_loss"].get<double>() == Approx(local["final_loss"].get<double>()).epsilon(1e-4));
+  const uint64_t model_bytes = ps["model_bytes"];
+  int64_t pushes = 0;
+  for (int rank = 0; rank < p; ++rank) {
+    const json& task = ps["tasks"][rank];
+    // A pull and a push of the whole buffer per step (requests carry no payload).
+    for (const json& sent : task["step_bytes_sent"]) CHECK(sent == model_bytes);
+    for (const json& received : task["step_bytes_received"]) CHECK(received == model_bytes);
+    pushes += task["updates"].get<int64_t>();
+  }
+  int64_t applied = 0;
+  for (int j = 0; j < servers; ++j) {
+    const json& server = ps["tasks"][p + j];
+    CHECK(server["steps"] == kSteps);  // one update a step
+    applied += server["updates"].get<int64_t>();
+  }
+  CHECK(applied == pushes);
+}
+
+TEST_CASE("an asynchronous parameter server with one worker is local training, bit for bit") {
+  const int servers = GENERATE(1, 2, 3);
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json local = simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 8));
+  const json ps = simulate_yaml(
+      dir, "ps",
+      scenario(replicas_cluster(1, servers), "  name: parameter_server\n  mode: async\n", 8));
+  CHECK(ps["weights_sha256"] == local["weights_sha256"]);
+  for (int j = 0; j < servers; ++j) {
+    for (const json& staleness : ps["tasks"][1 + j]["staleness"]) CHECK(staleness == 0);
+  }
+}
+
+TEST_CASE("an asynchronous parameter server applies every push and records its staleness") {
+  const int p = GENERATE(2, 4, 7);
+  const std::string dir = scratch_folder_with_tiny_model(5);
+  const json ps = simulate_yaml(
+      dir, "ps", scenario(replicas_cluster(p, 2), "  name: parameter_server\n  mode: async\n", 8));
+  int64_t pushes = 0;
+  for (int rank = 0; rank < p; ++rank) pushes += ps["tasks"][rank]["updates"].get<int64_t>();
+  CHECK(pushes == int64_t{p} * kSteps * 2);
+  int64_t applied = 0;
+  int64_t stale = 0;
+  for (int j = 0; j < 2; ++j) {
+    const json& server = ps["tasks"][p + j];
+    applied += server["updates"].get<int64_t>();
+    CHECK(server["steps"] == p * kSteps);  // one update per push
+    for (const json& staleness : server["staleness"]) {
+      CHECK(staleness.get<int64_t>() >= 0);
+      CHECK(staleness.get<int64_t>() < p * kSteps);
+      stale += staleness.get<int64_t>() > 0;
+    }
+  }
+  CHECK(applied == pushes);
+  // Replicas that start together compute from the same version: all but
+  // the first push of each round are stale.
+  CHECK(stale > 0);
+}
+
+TEST_CASE("mirrored over a machine's GPUs is the same all-reduce, over the bus") {
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json ring =
+      simulate_yaml(dir, "ring", scenario(replicas_cluster(4), "  name: allreduce\n", 8));
+  const std::string mirrored_yaml =
+      "model: tiny.yaml\ndata: synthetic:600\nseed: 7\ncluster:\n  machine: complex_model_m_gpu\n"
+      "  chief: 1\nstrategy:\n  name: mirrored\n  devices: 4\ntraining:\n  batch_size: 8\n"
+      "  steps: 6\n";
+  const json mirrored = simulate_yaml(dir, "mirrored", mirrored_yaml);
+  CHECK(mirrored["replicas"] == 4);
+  CHECK(mirrored["weights_sha256"] == ring["weights_sha256"]);
+  CHECK(mirrored["tasks"][3]["bytes_sent"] == ring["tasks"][3]["bytes_sent"]);
+}
+
+TEST_CASE("a simulation gives the same weights and times run after run") {
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const std::string yaml =
+      scenario(replicas_cluster(3, 2), "  name: parameter_server\n  mode: async\n", 8);
+  const json first = simulate_yaml(dir, "again", yaml);
+  const json second = simulate_yaml(dir, "again", yaml);
+  CHECK(first["weights_sha256"].get<std::string>().size() == 64);
+  CHECK(first["weights_sha256"] == second["weights_sha256"]);
+  CHECK(first["run_seconds"] == second["run_seconds"]);
+}
