@@ -1,5 +1,6 @@
 #include "run/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -177,15 +178,29 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   return config;
 }
 
-ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConfig& strategy) {
+// A machine type name, checked against the backend's catalog when it has one.
+std::string machine_name(const ConfigNode& node, const std::vector<std::string>& machine_types) {
+  std::string name = non_empty(node);
+  if (machine_types.empty() ||
+      std::find(machine_types.begin(), machine_types.end(), name) != machine_types.end()) {
+    return name;
+  }
+  const std::string closest = closest_match(name, machine_types);
+  node.fail("unknown machine type '" + name + "'", closest.empty()
+                                                       ? "the catalog lists the machine types"
+                                                       : "did you mean '" + closest + "'?");
+}
+
+ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConfig& strategy,
+                            const std::vector<std::string>& machine_types) {
   const ConfigNode node = root.at("cluster");
   node.allow_only(
       {"machine", "chief", "workers", "ps", "chief_machine", "worker_machine", "ps_machine"});
   ClusterConfig config;
-  const std::string machine = non_empty(node.at("machine"));
+  const std::string machine = machine_name(node.at("machine"), machine_types);
   auto machine_or_default = [&](const std::string& key) {
     auto found = node.find(key);
-    return found ? non_empty(*found) : machine;
+    return found ? machine_name(*found, machine_types) : machine;
   };
   config.chief_machine = machine_or_default("chief_machine");
   config.worker_machine = machine_or_default("worker_machine");
@@ -325,7 +340,8 @@ Override parse_override(const std::string& text) {
   return o;
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
+                       const std::vector<std::string>& machine_types) {
   const std::string text = read_text(path);
   const ConfigNode doc = ConfigNode::load_string(text, path);
   auto origins = apply_overrides(doc, overrides);
@@ -351,7 +367,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
                    ? strategy::Fidelity::kTiming
                    : strategy::Fidelity::kFull;
   s.strategy = parse_strategy(root);
-  s.cluster = parse_cluster(root, s.strategy);
+  s.cluster = parse_cluster(root, s.strategy, machine_types);
   s.training = parse_training(root, s.cluster, s.strategy);
   s.network = parse_network(root);
   return s;

@@ -89,8 +89,10 @@ Override parse_override(const std::string& text);  // InputError when malformed
 // Reads and checks a scenario. Overrides are applied to the document before
 // it is checked, so an override with a bad value is reported like a bad line
 // of the file (naming the override). Errors are ConfigErrors (file, line,
-// key, hint); a missing file too. Machine type names are checked by the
-// backend that uses them, against its catalog.
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+// key, hint); a missing file too. Machine type names are checked against
+// `machine_types`, the backend's catalog, when it is given (./simulate
+// gives it; ./realnet runs on whatever machines it has).
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {},
+                       const std::vector<std::string>& machine_types = {});
 
 }  // namespace distlab::run

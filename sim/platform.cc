@@ -19,18 +19,11 @@ std::string host_name(strategy::TaskId task) {
   return name;
 }
 
+// Scenarios loaded with the catalog's names have valid machine types; the
+// catalog's own error (with suggestions) covers any other caller.
 const MachineType& machine_for(const run::Scenario& scenario, const MachineCatalog& catalog,
                                Role role) {
-  const std::string& name = scenario.cluster.machine_of(role);
-  if (!catalog.has_machine(name)) {
-    std::string key = "cluster.";
-    key += role == Role::kPs      ? "ps_machine"
-           : role == Role::kChief ? "chief_machine"
-                                  : "worker_machine";
-    throw ConfigError(scenario.path, 0, key, "unknown machine type \"" + name + "\"",
-                      "see scenarios/machines.yaml for the catalog");
-  }
-  return catalog.machine(name);
+  return catalog.machine(scenario.cluster.machine_of(role));
 }
 
 // A mirrored run: one machine, one replica per device.

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,16 @@ int simulate_command(const Options& o) {
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (!o.fidelity.empty()) overrides.push_back({"fidelity", o.fidelity});
   if (!o.seed.empty()) overrides.push_back({"seed", o.seed});
-  const run::Scenario scenario = run::load_scenario(o.scenario, overrides);
   const sim::MachineCatalog catalog = sim::MachineCatalog::load(o.machines);
+  const run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
+
+  // The run directory is made first, so that a bad --out is found before
+  // the simulation rather than after it.
+  const std::string dir =
+      o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw InputError(dir + ": cannot create the run directory: " + error.message());
 
   if (!o.quiet) {
     std::printf("simulating %s: %s\n", scenario.name.c_str(), scenario.description.c_str());
@@ -57,8 +66,6 @@ int simulate_command(const Options& o) {
         fmt::format("{:.2f} simulated s in {:.1f} s", result.run_seconds, result.wall_seconds));
   }
 
-  const std::string dir =
-      o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   run::write_run_directory(dir, result);
   if (!o.quiet) {
     std::printf("%s", run::format_summary_table(result).c_str());

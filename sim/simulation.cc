@@ -69,6 +69,7 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   const int tasks = plan.cluster.task_count();
   std::vector<strategy::TaskLog> logs(tasks);
   std::vector<strategy::TaskOutcome> outcomes(tasks);
+  std::vector<char> finished(tasks, false);
   uint64_t spans_dropped = 0;
   std::exception_ptr failure;
   std::string failed_task;
@@ -99,7 +100,21 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   // flowing as soon as they are sent.
   for (int t = 0; t < tasks; ++t) mailboxes.set_receiver(t, actors[t]);
   const auto simulation_start = std::chrono::steady_clock::now();
-  engine.run();
+  try {
+    engine.run();
+  } catch (...) {
+    // SimGrid ends a run in which every remaining actor waits for a message
+    // that no one will send. That is a bug in a strategy, not bad input.
+    std::string waiting;
+    for (int t = 0; t < tasks; ++t) {
+      if (!finished[t])
+        waiting += (waiting.empty() ? "" : ", ") + strategy::task_name(plan.cluster.task_at(t));
+    }
+    mailboxes.release_receivers();
+    throw Error("the simulation deadlocked at " +
+                std::to_string(simgrid::s4u::Engine::get_clock()) +
+                " simulated s; still waiting: " + waiting);
+  }
   const auto simulation_end = std::chrono::steady_clock::now();
   mailboxes.release_receivers();
   actors.clear();

@@ -113,7 +113,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   int pending_count = 0;
   std::vector<Message> deferred;  // pulls that wait for an update (sync) or for the end
   int stopped = 0;
-  bool final_requested = cluster.chiefs == 0;
+  bool final_requested = false;  // replica 0 (the chief, or worker 0) asks last
 
   auto reply = [&](const Message& pull_request) {
     Message m = make_message(Tag::kParameters, pull_request.step, shard.size, current.data());

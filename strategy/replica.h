@@ -40,6 +40,8 @@ class Replica {
 
   int rank() const { return rank_; }
   int replicas() const { return replicas_; }
+  // Replica 0: the chief, or worker 0 in a cluster without one (as in
+  // TensorFlow). It evaluates and fingerprints the final weights.
   bool is_chief() const { return rank_ == 0; }
   int64_t total_steps() const { return total_steps_; }
 

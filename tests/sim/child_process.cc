@@ -24,6 +24,10 @@ std::string in_child_process(const std::function<std::string()>& body) {
     } catch (const std::exception& e) {
       text = std::string("child failed: ") + e.what();
       status = 1;
+    } catch (...) {
+      // Never let the child go back into the test runner.
+      text = "child failed with an exception that is not a std::exception";
+      status = 1;
     }
     for (std::size_t written = 0; written < text.size();) {
       const ssize_t n = write(fds[1], text.data() + written, text.size() - written);

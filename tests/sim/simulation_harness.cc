@@ -31,7 +31,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
     const sim::MachineCatalog machines =
         catalog.empty() ? sim::MachineCatalog::load_default() : sim::MachineCatalog::load(catalog);
     sim::SimulationOptions options;
-    options.compute_threads = 1;
+    options.compute_threads = 2;
     const run::RunResult r = sim::simulate(scenario, machines, options);
     nlohmann::json out = {{"run_seconds", r.run_seconds},
                           {"final_loss", r.final_loss},
