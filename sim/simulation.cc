@@ -78,7 +78,7 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
     const TaskId task = plan.cluster.task_at(t);
     actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t, task] {
       SimRuntime runtime(task, plan.cluster, scenario.fidelity, mailboxes, plan.hosts[t].device);
-      runtime.set_span_limit(options.span_limit);
+      runtime.set_span_limit(std::max<std::size_t>(options.span_limit / tasks, 100));
       try {
         outcomes[t] = strategy::run_task(runtime, setup);
       } catch (...) {

@@ -14,8 +14,10 @@
 namespace distlab::sim {
 
 struct SimulationOptions {
-  int compute_threads = 2;         // OpenMP threads for the real math (full fidelity)
-  std::size_t span_limit = 20000;  // timeline spans kept per task
+  int compute_threads = 2;  // OpenMP threads for the real math (full fidelity)
+  // Timeline spans kept, all tasks together (each task keeps its share):
+  // enough to see every step of a small run, bounded for a large one.
+  std::size_t span_limit = 1'000'000;
   // Called as the chief finishes steps: (done, total, simulated seconds).
   std::function<void(int64_t, int64_t, double)> on_progress;
 };

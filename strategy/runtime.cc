@@ -40,7 +40,7 @@ void Runtime::send(TaskId to, Message message) {
     step_->bytes_sent += bytes;
     step_->communication_seconds += end - start;
   }
-  if (end > start) add_span(SpanKind::kSend, start, end, task_name(to));
+  if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
 }
 
 std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
@@ -115,8 +115,12 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
     step_->waiting_seconds += waiting;
     step_->communication_seconds += transfer;
   }
-  if (waiting > 0) add_span(SpanKind::kWait, blocked_from, begin, task_name(message.from));
-  if (transfer > 0) {
+  // Labels are built only for spans that are kept: a large simulation
+  // receives millions of messages.
+  if (waiting > 0 && keeps_spans()) {
+    add_span(SpanKind::kWait, blocked_from, begin, task_name(message.from));
+  }
+  if (transfer > 0 && keeps_spans()) {
     std::string label = tag_name(message.tag);
     label += " from ";
     label += task_name(message.from);
@@ -148,12 +152,14 @@ void Runtime::end_step(double loss, int64_t staleness) {
   step_.reset();
 }
 
+bool Runtime::keeps_spans() {
+  if (log_.spans.size() < span_limit_) return true;
+  ++spans_dropped_;
+  return false;
+}
+
 void Runtime::add_span(SpanKind kind, double start, double end, const std::string& label) {
-  if (log_.spans.size() >= span_limit_) {
-    ++spans_dropped_;
-    return;
-  }
-  log_.spans.push_back({kind, start, end, label});
+  if (keeps_spans()) log_.spans.push_back({kind, start, end, label});
 }
 
 TaskLog Runtime::take_log() {

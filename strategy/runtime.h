@@ -77,6 +77,8 @@ class Runtime {
 
  private:
   void account_receive(const Message& message, double blocked_from, double blocked_to);
+  // Whether one more span fits under the limit; counts it as dropped if not.
+  bool keeps_spans();
   void add_span(SpanKind kind, double start, double end, const std::string& label);
   std::optional<Message> take_stashed(TaskId from, Tag tag);
 
