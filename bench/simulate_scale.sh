@@ -10,7 +10,8 @@
 # (the timing scenario has a chief, so P replicas; the script runs
 # build/sim/distlab-simulate itself, so that ./simulate's build check is not
 # measured), and records each one's wall time per step (bare ring: its
-# Engine::run; simulate: summary.json's wall_seconds) and peak resident
+# Engine::run; simulate: summary.json's simulation_wall_seconds, its own
+# Engine::run, without loading the scenario or writing the run directory) and peak resident
 # memory (/usr/bin/time -f %M). Prints every round, then a Markdown table of
 # medians with the ratio simulate / bare ring, then one JSON line with every
 # figure (and a note if simulate sent other than the ring's bytes).
@@ -222,7 +223,9 @@ if r.get("replicas") not in (None, p) or r.get("steps") not in (None, s):
     sys.exit(f"simulate_scale: summary.json has replicas {r.get('replicas')}, steps "
              f"{r.get('steps')}; expected {p} and {s}")
 print(json.dumps({"kind": "simulate", "workers": p, "round": int(sys.argv[3]), "steps": s,
-                  "bytes": r.get("model_bytes"), "wall_seconds": r["wall_seconds"],
+                  "bytes": r.get("model_bytes"),
+                  "wall_seconds": r.get("simulation_wall_seconds") or r["wall_seconds"],
+                  "process_wall_seconds": r["wall_seconds"],
                   "simulated_seconds": r.get("simulated_seconds"),
                   "bytes_sent": sum(t.get("bytes_sent", 0) for t in r.get("tasks", [])),
                   "peak_rss_kib": rss}))

@@ -258,49 +258,47 @@ double microseconds(double seconds) {
   return std::round(seconds * 1e9) / 1e3;
 }
 
+// Written as text, event by event: a large run has a million spans, and a
+// JSON document of them in memory would take gigabytes.
 std::string timeline_json(const RunResult& r) {
-  json events = json::array();
+  std::string out;
+  auto out_it = std::back_inserter(out);
+  auto quoted = [](const std::string& text) { return json(text).dump(); };
   std::string process = r.scenario;
   if (!r.strategy.empty() || !r.backend.empty()) {
     process += fmt::format(" ({}, {})", r.strategy, r.backend);
   }
-  events.push_back({{"ph", "M"},
-                    {"pid", 1},
-                    {"tid", 0},
-                    {"name", "process_name"},
-                    {"args", {{"name", process}}}});
+  out += "{\"displayTimeUnit\":\"ms\",";
+  if (r.spans_dropped > 0) {
+    fmt::format_to(out_it, "\"otherData\":{{\"spans_dropped\":{}}},", r.spans_dropped);
+  }
+  fmt::format_to(out_it,
+                 "\"traceEvents\":[\n{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":"
+                 "\"process_name\",\"args\":{{\"name\":{}}}}}",
+                 quoted(process));
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     const TaskLog& t = r.tasks[i];
     const int tid = static_cast<int>(i) + 1;
     std::string name = strategy::task_name(t.task);
     if (!t.host.empty()) name += " @ " + t.host;
-    events.push_back({{"ph", "M"},
-                      {"pid", 1},
-                      {"tid", tid},
-                      {"name", "thread_name"},
-                      {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"},
-                      {"pid", 1},
-                      {"tid", tid},
-                      {"name", "thread_sort_index"},
-                      {"args", {{"sort_index", tid}}}});
+    fmt::format_to(out_it,
+                   ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_name\","
+                   "\"args\":{{\"name\":{1}}}}}"
+                   ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_sort_index\","
+                   "\"args\":{{\"sort_index\":{0}}}}}",
+                   tid, quoted(name));
     for (const strategy::Span& s : t.spans) {
       if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
       const char* kind = strategy::span_kind_name(s.kind);
-      events.push_back({{"ph", "X"},
-                        {"pid", 1},
-                        {"tid", tid},
-                        {"name", s.label.empty() ? std::string(kind) : s.label},
-                        {"cat", kind},
-                        {"ts", microseconds(s.start)},
-                        {"dur", microseconds(std::max(0.0, s.end - s.start))}});
+      fmt::format_to(out_it,
+                     ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":{},\"cat\":\"{}\","
+                     "\"ts\":{},\"dur\":{}}}",
+                     tid, quoted(s.label.empty() ? std::string(kind) : s.label), kind,
+                     microseconds(s.start), microseconds(std::max(0.0, s.end - s.start)));
     }
   }
-  json timeline = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
-  if (r.spans_dropped > 0) {
-    timeline["otherData"] = {{"spans_dropped", r.spans_dropped}};
-  }
-  return timeline.dump() + "\n";
+  out += "\n]}\n";
+  return out;
 }
 
 // ---- the terminal table -----------------------------------------------------

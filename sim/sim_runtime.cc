@@ -46,7 +46,7 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       ordinal_(cluster.ordinal(self)) {}
 
 double SimRuntime::now() const {
-  return simgrid::s4u::Engine::get_clock();
+  return simgrid::s4u::Engine::get_clock() + unslept_;
 }
 
 void SimRuntime::transmit(strategy::TaskId to, Message message) {
@@ -67,8 +67,16 @@ Message SimRuntime::receive(Tag tag) {
 
 void SimRuntime::execute(const strategy::Work& work, const std::function<void()>& work_fn) {
   if (full_fidelity() && work_fn) work_fn();
-  const double seconds = roofline_seconds(work, device_);
-  if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
+  // Work shorter than the resolution (a ring round's addition of a few
+  // hundred bytes) is added up rather than slept one by one: a sleep costs
+  // as much wall time as a message. The task's clock (now()) includes it at
+  // once; the actor catches up as soon as the sum reaches the resolution.
+  unslept_ += roofline_seconds(work, device_);
+  if (unslept_ >= kComputeResolution) {
+    const double seconds = unslept_;
+    unslept_ = 0;
+    simgrid::s4u::this_actor::sleep_for(seconds);
+  }
 }
 
 }  // namespace distlab::sim

@@ -4,7 +4,8 @@
 // simulated links the moment it is sent, whether or not the receiver has
 // asked for it yet: the buffered semantics of runtime.h, as TCP behaves.
 // Compute advances the actor's clock by the roofline time of the work on
-// the host's device, after running the work in full fidelity.
+// the host's device, after running the work in full fidelity (at a
+// resolution of a microsecond: see kComputeResolution).
 #pragma once
 
 #include <simgrid/forward.h>
@@ -34,6 +35,10 @@ class MailboxTable {
   std::vector<simgrid::s4u::Mailbox*> boxes_;
 };
 
+// Compute shorter than this is accumulated before the actor sleeps it: a
+// task's messages may leave up to this much early, never more.
+inline constexpr double kComputeResolution = 1e-6;
+
 class SimRuntime : public strategy::Runtime {
  public:
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
@@ -50,6 +55,7 @@ class SimRuntime : public strategy::Runtime {
   const MailboxTable& mailboxes_;
   ComputeDevice device_;
   int ordinal_;
+  double unslept_ = 0;  // compute time not yet slept (below the resolution)
 };
 
 }  // namespace distlab::sim

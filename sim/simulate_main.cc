@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct Options {
   std::string scenario;
   std::vector<std::string> sets;
   std::string fidelity;
-  std::string seed;
+  std::optional<uint64_t> seed;
   std::string out;
   std::string machines = DISTLAB_SOURCE_DIR "/scenarios/machines.yaml";
   int threads = 2;
@@ -36,7 +37,7 @@ int simulate_command(const Options& o) {
   std::vector<run::Override> overrides;
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (!o.fidelity.empty()) overrides.push_back({"fidelity", o.fidelity});
-  if (!o.seed.empty()) overrides.push_back({"seed", o.seed});
+  if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
   const sim::MachineCatalog catalog = sim::MachineCatalog::load(o.machines);
   const run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
 

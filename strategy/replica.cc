@@ -44,19 +44,21 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
   const int64_t steps_per_epoch = sampler_.steps_per_epoch();
   const int64_t epoch = step / steps_per_epoch;
   const int64_t in_epoch = step % steps_per_epoch;
-  const auto batch = sampler_.batch(epoch, in_epoch);
-  const int64_t divisor = scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch)
-                                                           : static_cast<int64_t>(batch.size());
-  examples_ += static_cast<int64_t>(batch.size());
+  // Only the size matters in timing fidelity: no shuffling of the examples.
+  const int64_t batch_size = sampler_.local_batch_size(in_epoch);
+  const int64_t divisor =
+      scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch) : batch_size;
+  examples_ += batch_size;
   double loss = kNaN;
-  runtime_.compute(setup_.training_step_work(static_cast<int64_t>(batch.size())), [&] {
+  runtime_.compute(setup_.training_step_work(batch_size), [&] {
+    const auto batch = sampler_.batch(epoch, in_epoch);
     nn::gather_batch(setup_.train(), batch, x_, y_);
     const nn::LossResult result = model_->compute_gradients(x_, y_, static_cast<uint64_t>(step),
                                                             std::max<int64_t>(divisor, 1));
     // The batch's own mean, whatever the divisor of the gradient.
-    loss = batch.empty() ? 0.0
-                         : result.loss * static_cast<double>(std::max<int64_t>(divisor, 1)) /
-                               static_cast<double>(batch.size());
+    loss = batch_size == 0 ? 0.0
+                           : result.loss * static_cast<double>(std::max<int64_t>(divisor, 1)) /
+                                 static_cast<double>(batch_size);
   });
   if (model_ && !std::isfinite(loss)) {
     throw Error(task_name(runtime_.self()) + ": the training loss became " + std::to_string(loss) +

@@ -38,6 +38,10 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
   if (p <= 1) return;
   const TaskId next = ring[wrap(rank + 1, p)];
   const TaskId previous = ring[wrap(rank - 1, p)];
+  // Chunks come in two sizes, so two costs serve every round.
+  const int64_t small = data.size() / p;
+  const Work add_small = elementwise_work("ring reduce", small, 1, 3);
+  const Work add_large = elementwise_work("ring reduce", small + 1, 1, 3);
 
   // Reduce-scatter: in round r, pass on the partial sum of chunk rank - r
   // and add our own values to the partial sum of chunk rank - r - 1. After
@@ -46,7 +50,7 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
     send_chunk(runtime, next, chunk(data, p, wrap(rank - r, p)), step);
     const FloatRange mine = chunk(data, p, wrap(rank - r - 1, p));
     const Message partial = receive_chunk(runtime, previous, mine);
-    runtime.compute(elementwise_work("ring reduce", mine.size(), 1, 3), [&] {
+    runtime.compute(mine.size() == small ? add_small : add_large, [&] {
       float* out = mine.data();
       const float* in = partial.values.data();
       for (int64_t i = 0; i < mine.size(); ++i) out[i] = in[i] + out[i];

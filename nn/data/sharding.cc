@@ -69,13 +69,19 @@ std::span<const int64_t> BatchSampler::batch(int64_t epoch, int64_t step) {
   return std::span<const int64_t>(shard_).subspan(begin, end - begin);
 }
 
+int64_t BatchSampler::local_batch_size(int64_t step) const {
+  return std::clamp<int64_t>(shard_size_ - step * batch_size_, 0, batch_size_);
+}
+
 int64_t BatchSampler::global_batch_size(int64_t step) const {
-  int64_t total = 0;
-  for (int w = 0; w < workers_; ++w) {
-    const int64_t size = nn::shard_size(n_, w, workers_);
-    total += std::clamp<int64_t>(size - step * batch_size_, 0, batch_size_);
-  }
-  return total;
+  // Shards come in two sizes: n / workers + 1 (the first n % workers of
+  // them) and n / workers.
+  const int64_t base = n_ / workers_;
+  const int64_t larger = n_ % workers_;
+  auto at_step = [&](int64_t size) {
+    return std::clamp<int64_t>(size - step * batch_size_, 0, batch_size_);
+  };
+  return larger * at_step(base + 1) + (workers_ - larger) * at_step(base);
 }
 
 }  // namespace distlab::nn

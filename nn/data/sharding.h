@@ -48,6 +48,9 @@ class BatchSampler {
   // stays valid until the next call with another epoch.
   std::span<const int64_t> batch(int64_t epoch, int64_t step);
 
+  // The size of this worker's batch at a step, the same each epoch: what
+  // batch(epoch, step).size() is, without shuffling anything.
+  int64_t local_batch_size(int64_t step) const;
   // The sum of every worker's batch size at this step (the same each epoch).
   int64_t global_batch_size(int64_t step) const;
 

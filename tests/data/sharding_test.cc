@@ -80,6 +80,7 @@ TEST_CASE("Batch samplers cover every example once per epoch in equal step count
       for (auto& s : samplers) {
         REQUIRE(s.steps_per_epoch() == steps);
         const auto b = s.batch(epoch, step);
+        REQUIRE(s.local_batch_size(step) == static_cast<int64_t>(b.size()));
         REQUIRE(static_cast<int64_t>(b.size()) <= batch_size);
         if (step + 1 < steps) REQUIRE(static_cast<int64_t>(b.size()) == batch_size);
         global += static_cast<int64_t>(b.size());

@@ -308,3 +308,22 @@ TEST_CASE("Broken scenarios are refused with file, line and key") {
     CHECK(message.find(expected) != std::string::npos);
   }
 }
+
+TEST_CASE("Machine types are checked against the backend's catalog when one is given") {
+  const TempDir dir;
+  const std::string path = dir.write("machines.yaml", kFull);
+  const std::vector<std::string> catalog = {"n1-standard-4", "n1-standard-8", "n1-highmem-8"};
+  CHECK(load_scenario(path, {}, catalog).cluster.ps_machine == "n1-highmem-8");
+  // Without a catalog any name passes (./realnet runs on what it has).
+  CHECK(load_scenario(path, {{"cluster.machine", "n1-standard-5"}}).cluster.chief_machine ==
+        "n1-standard-5");
+  const std::string wrong = config_error_of([&] {
+    load_scenario(path, {{"cluster.ps_machine", "n1-highmem-16"}}, catalog);
+  });
+  CHECK_THAT(wrong, Catch::Contains("cluster.ps_machine: unknown machine type 'n1-highmem-16'"));
+  CHECK_THAT(wrong, Catch::Contains("did you mean 'n1-highmem-8'"));
+  const std::string in_file = config_error_of([&] {
+    load_scenario(dir.write("typo.yaml", std::string(kMinimal) + ""), {}, {"n1-standard-8"});
+  });
+  CHECK_THAT(in_file, Catch::Contains("typo.yaml:3: cluster.machine: unknown machine type"));
+}
