@@ -30,6 +30,11 @@
 #   --scenario FILE      default scenarios/timing_1024_workers.yaml
 #   --bytes N            the bare ring's buffer (default: simulate's model_bytes)
 #   --latency-us X, --bandwidth-gbps X   the bare ring's links
+#   --bare-send MODE     how the bare ring sends: eager (default: detached
+#                        sends to permanent receivers, the primitives
+#                        ./simulate uses, so that the ratio is distlab's own
+#                        cost), or wait (put_async waited for after the
+#                        receive: SimGrid's fastest ring, a rendezvous)
 #   --bare-only          run the bare ring alone (N from --bytes, default 373504)
 #   --build-dir DIR      binaries from DIR, built there with cmake --build
 #                        (default build/, built with tools/build)
@@ -46,6 +51,7 @@ bytes=""
 latency_us=""
 bandwidth_gbps=""
 bare_only=0
+bare_send=eager
 build=1
 build_dir=""
 sizes=()
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
     --scenario) scenario=${2:?}; shift 2 ;;
     --bytes) bytes=${2:?}; shift 2 ;;
     --latency-us) latency_us=${2:?}; shift 2 ;;
+    --bare-send) bare_send=${2:?--bare-send needs eager or wait}; shift 2 ;;
     --bandwidth-gbps) bandwidth_gbps=${2:?}; shift 2 ;;
     --bare-only) bare_only=1; shift ;;
     --build-dir) build_dir=${2:?}; shift 2 ;;
@@ -188,7 +195,7 @@ records=$work/records.jsonl
 run_bare() {
   local p=$1 s=$2 n=$3 round=$4
   local out=$work/bare.json rss=$work/bare.rss
-  if ! timed "$rss" "$bare_bin" --workers "$p" --bytes "$n" --steps "$s" \
+  if ! timed "$rss" "$bare_bin" --workers "$p" --bytes "$n" --steps "$s" --send "$bare_send" \
       --latency-us "$latency_us" --bandwidth-gbps "$bandwidth_gbps" >"$out" 2>"$work/bare.err"; then
     cat "$work/bare.err" >&2
     die "bare_ring failed at P=$p"
@@ -244,7 +251,7 @@ for line in sys.stdin:
         r["peak_rss_kib"] / 1024), flush=True)'
 }
 
-echo "bare ring links: ${latency_us} us, ${bandwidth_gbps} Gbit/s; $rounds rounds; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bare ring links: ${latency_us} us, ${bandwidth_gbps} Gbit/s, sends: ${bare_send}; $rounds rounds; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in "${sizes[@]}"; do
   s=$(steps_for "$p")
   n=$bytes

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "sim/machine.h"
 
 using namespace distlab::run;
 using distlab::ConfigError;
@@ -53,6 +54,12 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+const std::vector<std::string>& shipped_machine_types() {
+  static const std::vector<std::string> names =
+      distlab::sim::MachineCatalog::load_default().machine_names();
+  return names;
+}
 
 // Runs `f` and returns the ConfigError message it throws ("" if none).
 template <typename F>
@@ -302,7 +309,9 @@ TEST_CASE("Broken scenarios are refused with file, line and key") {
     std::getline(in, first);
     REQUIRE(first.starts_with(prefix));
     const std::string expected = first.substr(prefix.size());
-    const std::string message = config_error_of([&] { load_scenario(file.string()); });
+    // Checked as ./simulate checks them: with the shipped machine catalog.
+    const std::string message =
+        config_error_of([&] { load_scenario(file.string(), {}, shipped_machine_types()); });
     CAPTURE(message);
     CHECK(message.starts_with(folder.string() + "/"));
     CHECK(message.find(expected) != std::string::npos);
