@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "common/error.h"
@@ -81,6 +82,8 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
       runtime.set_span_limit(std::max<std::size_t>(options.span_limit / tasks, 100));
       try {
         outcomes[t] = strategy::run_task(runtime, setup);
+      } catch (const simgrid::ForcefulKillException&) {
+        throw;  // SimGrid unwinding an actor that kill_all() stopped
       } catch (...) {
         // One task failing ends the simulation: the others would wait
         // for it forever.

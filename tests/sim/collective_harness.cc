@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "sim/platform.h"
@@ -44,6 +45,8 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
                               instant);
       try {
         body(runtime, t);
+      } catch (const simgrid::ForcefulKillException&) {
+        throw;  // SimGrid unwinding an actor that kill_all() stopped
       } catch (...) {
         failure = std::current_exception();
         simgrid::s4u::Actor::kill_all();

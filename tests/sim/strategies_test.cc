@@ -2,8 +2,13 @@
 // replicas and parameter buffers that the replica count does not divide:
 // the weights they reach, the bytes they move and the updates they count.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "child_process.h"
+#include "common/error.h"
+#include "sim/simulation.h"
 #include "simulation_harness.h"
 #include "strategy/float_range.h"
 
@@ -179,4 +184,31 @@ TEST_CASE("a simulation gives the same weights and times run after run") {
   CHECK(first["weights_sha256"].get<std::string>().size() == 64);
   CHECK(first["weights_sha256"] == second["weights_sha256"]);
   CHECK(first["run_seconds"] == second["run_seconds"]);
+}
+
+TEST_CASE("a task that fails ends the simulation with its name and reason") {
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  // The lab CNN with a learning rate this large overflows within a few steps.
+  std::string spec;
+  {
+    std::ifstream in(std::string(DISTLAB_SOURCE_DIR) + "/scenarios/models/mnist_cnn.yaml");
+    spec.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  spec.replace(spec.find("learning_rate: 0.01"), 19, "learning_rate: 900");
+  std::ofstream(dir + "/diverging_cnn.yaml") << spec;
+  const std::string path = dir + "/diverges.yaml";
+  std::ofstream(path) << "model: diverging_cnn.yaml\ndata: synthetic:600\ncluster:\n"
+                         "  machine: n1-standard-4\n  chief: 1\n  workers: 2\n"
+                         "strategy: {name: allreduce}\ntraining: {batch_size: 16, steps: 20}\n";
+  const std::string text = distlab::testing::in_child_process([&] {
+    try {
+      distlab::sim::simulate(distlab::run::load_scenario(path),
+                             distlab::sim::MachineCatalog::load_default(), {});
+    } catch (const distlab::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  });
+  CHECK_THAT(text, Catch::Contains("failed") && Catch::Contains("the training loss became"));
+  CHECK_THAT(text, Catch::StartsWith("chief:0") || Catch::StartsWith("worker:"));
 }
