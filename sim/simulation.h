@@ -17,7 +17,7 @@ struct SimulationOptions {
   int compute_threads = 2;  // OpenMP threads for the real math (full fidelity)
   // Timeline spans kept, all tasks together (each task keeps its share):
   // enough to see every step of a small run, bounded for a large one.
-  std::size_t span_limit = 1'000'000;
+  std::size_t span_limit = 200'000;
   // Called as the chief finishes steps: (done, total, simulated seconds).
   std::function<void(int64_t, int64_t, double)> on_progress;
 };
