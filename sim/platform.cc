@@ -3,6 +3,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "common/error.h"
+#include "run/training_inputs.h"
 
 namespace distlab::sim {
 
@@ -41,7 +42,7 @@ ClusterPlan plan_mirrored(const run::Scenario& scenario, const MachineCatalog& c
                           std::to_string(machine.gpu_count));
   }
   ClusterPlan plan;
-  plan.cluster = ClusterSpec{.chiefs = 1, .workers = devices - 1, .ps = 0};
+  plan.cluster = run::tasks_of(scenario, devices);
   const ComputeDevice gpu = gpu_device(catalog.gpu(machine.gpu));
   for (const strategy::TaskId task : plan.cluster.tasks()) {
     plan.hosts.push_back({.name = "gpu-" + std::to_string(plan.cluster.ordinal(task)),

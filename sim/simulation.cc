@@ -11,8 +11,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "common/error.h"
-#include "nn/data/data_source.h"
 #include "nn/threads.h"
+#include "run/training_inputs.h"
 #include "sim/platform.h"
 #include "sim/sim_runtime.h"
 #include "strategy/strategy.h"
@@ -40,16 +40,8 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   const ClusterPlan plan = plan_cluster(scenario, catalog);
   nn::set_compute_threads(options.compute_threads);
 
-  nn::ModelSpec spec = nn::load_model_spec(scenario.model_path);
-  const nn::DataRequirements needs{spec.input, spec.num_classes};
-  const nn::DataSplits data = scenario.fidelity == Fidelity::kFull
-                                  ? nn::load_data(scenario.data, needs, scenario.seed)
-                                  : nn::load_data_sizes(scenario.data, needs, scenario.seed);
-  const nn::Dataset train = scenario.training.train_examples > 0
-                                ? data.train.head(scenario.training.train_examples)
-                                : data.train;
-  strategy::TrainingSetup setup(std::move(spec), train, data.test, scenario.strategy,
-                                scenario.training, scenario.seed, scenario.fidelity);
+  run::TrainingInputs inputs(scenario);
+  strategy::TrainingSetup& setup = inputs.setup();
   const int64_t chief_steps = setup.steps_per_replica(plan.cluster.replicas());
   if (options.on_progress) {
     setup.on_chief_step = [&](int64_t done, int64_t total) {
