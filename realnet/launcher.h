@@ -1,0 +1,29 @@
+// ./realnet --launch: every task of a scenario as its own process on
+// 127.0.0.1 (free ports, TF_CONFIG in each one's environment), a merged
+// progress view, and the run directory gathered from the tasks' reports,
+// in ./simulate's schema (wall seconds in place of simulated ones). A task
+// that dies stops the others; the launcher names it and shows its last
+// lines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "run/scenario.h"
+
+namespace distlab::realnet {
+
+struct LaunchOptions {
+  std::string scenario;
+  std::vector<run::Override> overrides;
+  std::string out;  // run directory; "" for runs/<scenario>-<time>/
+  int threads = 1;  // compute threads per task
+  double connect_timeout_seconds = 60;
+  double receive_timeout_seconds = 600;
+  bool quiet = false;
+};
+
+// Returns the exit status: 0, or 1 when a task failed.
+int launch(const LaunchOptions& options);
+
+}  // namespace distlab::realnet

@@ -1,0 +1,95 @@
+// ./realnet: the strategies over real TCP sockets. One task per process
+// (--role/--index with --cluster, or TF_CONFIG), or every task of a
+// scenario on this machine (--launch).
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli.h"
+#include "common/error.h"
+#include "realnet/launcher.h"
+#include "realnet/task_process.h"
+
+namespace {
+
+using namespace distlab;
+
+struct Options {
+  std::string launch;
+  std::vector<std::string> sets;
+  std::string out;
+  realnet::TaskProcessOptions task;
+  std::optional<uint64_t> seed;
+};
+
+int realnet_command(Options& o) {
+  std::vector<run::Override> overrides;
+  for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
+  if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
+  if (!o.launch.empty()) {
+    realnet::LaunchOptions launch{.scenario = o.launch,
+                                  .overrides = overrides,
+                                  .out = o.out,
+                                  .threads = o.task.threads,
+                                  .connect_timeout_seconds = o.task.connect_timeout_seconds,
+                                  .receive_timeout_seconds = o.task.receive_timeout_seconds,
+                                  .quiet = o.task.quiet};
+    return realnet::launch(launch);
+  }
+  if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
+  o.task.overrides = overrides;
+  if (o.task.secret.empty()) {
+    if (const char* secret = std::getenv("DISTLAB_SECRET")) o.task.secret = secret;
+  }
+  return realnet::run_task_process(o.task);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app(
+      "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"
+      "nodes, or every task of the scenario on this machine with --launch.");
+  app.name("./realnet");
+  app.footer(
+      "Examples:\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
+      "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
+      "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
+      "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
+      "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
+      "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
+      "AI Platform or Kubernetes do. Tasks may start in any order.\n"
+      "Exit status: 0 done, 1 the run failed, 2 bad input.");
+  app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
+  app.add_option("--scenario", o.task.scenario, "the scenario this task belongs to");
+  app.add_option("--role", o.task.role, "chief, worker or ps (with --cluster)");
+  app.add_option("--index", o.task.index, "the task's index within its role (with --cluster)");
+  app.add_option("--cluster", o.task.cluster_file, "cluster file: every task's host:port");
+  app.add_option("--secret", o.task.secret,
+                 "shared cluster secret (or DISTLAB_SECRET); needed to listen beyond loopback");
+  app.add_option("--set", o.sets, "override a scenario value, KEY=VALUE (repeatable)");
+  app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
+  app.add_option("--out", o.out, "run directory of --launch (default: runs/<scenario>-<time>/)");
+  app.add_option("--threads", o.task.threads, "compute threads per task")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--connect-timeout", o.task.connect_timeout_seconds,
+                 "seconds to wait for every peer at start-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--timeout", o.task.receive_timeout_seconds,
+                 "seconds a task waits for any message before it gives up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--report", o.task.report, "write this task's report here (the launcher's)")
+      ->group("");
+  app.add_option("--epoch-ns", o.task.epoch_ns, "shared clock origin (the launcher's)")->group("");
+  app.add_flag("--progress-lines", o.task.progress_lines, "progress for the launcher")->group("");
+  app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  return run_reporting_errors([&] { return realnet_command(o); });
+}

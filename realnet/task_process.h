@@ -1,0 +1,35 @@
+// One task of a real run, as its own process: who it is (cluster file or
+// TF_CONFIG), the scenario, the TCP runtime, the strategy, and at the end
+// its report (run/task_report.h) for whoever gathers the run.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/scenario.h"
+
+namespace distlab::realnet {
+
+struct TaskProcessOptions {
+  std::string scenario;
+  std::vector<run::Override> overrides;
+  std::optional<std::string> cluster_file;
+  std::optional<std::string> role;
+  std::optional<int> index;
+  std::string secret;
+  std::string report;               // where to write the task's report; "" prints a summary instead
+  std::optional<int64_t> epoch_ns;  // steady_clock origin shared by a launcher's tasks
+  double connect_timeout_seconds = 60;
+  double receive_timeout_seconds = 600;
+  int threads = 2;
+  bool progress_lines = false;  // "@progress DONE TOTAL" lines on stdout (for the launcher)
+  bool quiet = false;
+};
+
+// Runs the task to its end; returns the exit status. Throws InputError for
+// bad input (scenario, cluster, secret) and Error for a failed run.
+int run_task_process(const TaskProcessOptions& options);
+
+}  // namespace distlab::realnet

@@ -1,0 +1,434 @@
+#include "realnet/tcp_runtime.h"
+
+#include <algorithm>
+#include <array>
+#include <future>
+#include <optional>
+#include <variant>
+
+#include "common/error.h"
+#include "realnet/frame.h"
+#include "realnet/handshake.h"
+
+namespace distlab::realnet {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using strategy::Message;
+using strategy::TaskId;
+
+namespace {
+
+// Handshake frames are small; anything larger before the handshake is done
+// is refused before a byte of it is read.
+constexpr uint64_t kMaxHandshakePayload = 4096;
+
+}  // namespace
+
+// One TCP connection to one peer: the handshake, then frames both ways.
+// Everything here runs on the io thread.
+class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(TcpRuntime& runtime, tcp::socket socket, std::optional<int> peer)
+      : runtime_(runtime), socket_(std::move(socket)), peer_(peer) {}
+
+  // The dialling side: hello first.
+  void start_as_connector() {
+    ConnectorHandshake handshake(config(), runtime_.cluster().task_at(*peer_));
+    write_frame(handshake.hello());
+    handshake_ = std::move(handshake);
+    read_header();
+  }
+  void start_as_acceptor() {
+    handshake_ = AcceptorHandshake(config());
+    read_header();
+  }
+
+  // Queues a frame (handshake, goodbye) or a message.
+  void write_frame(const Frame& frame) {
+    queue_.push_back({encode_frame(frame), {}});
+    if (!writing_) write_next();
+  }
+  void write_message(Message message) {
+    Outgoing out;
+    out.message = std::make_unique<Message>(std::move(message));
+    const MessageFrame frame =
+        frame_message(*out.message, static_cast<uint32_t>(runtime_.self_ordinal_));
+    const auto header = encode_header(frame.header);
+    out.bytes.assign(header.begin(), header.end());
+    out.payload = frame.payload;
+    if (out.payload.size() < frame.header.length) {
+      // A message without values (timing fidelity) still has its size.
+      out.filler.resize(frame.header.length);
+      out.payload = out.filler;
+    }
+    queue_.push_back(std::move(out));
+    if (!writing_) write_next();
+  }
+  void close() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+  std::optional<int> peer() const { return peer_; }
+  bool idle() const { return queue_.empty(); }
+  std::string peer_name() const {
+    return peer_ ? strategy::task_name(runtime_.cluster().task_at(*peer_)) : "a connecting task";
+  }
+
+ private:
+  struct Outgoing {
+    std::vector<std::byte> bytes;      // header (and a small frame's payload)
+    std::unique_ptr<Message> message;  // a message's floats, written in place
+    std::span<const std::byte> payload;
+    std::vector<std::byte> filler;
+  };
+
+  HandshakeConfig config() const {
+    return {
+        .secret = runtime_.options_.secret, .cluster = runtime_.cluster(), .self = runtime_.self()};
+  }
+
+  void write_next() {
+    if (queue_.empty()) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    Outgoing& out = queue_.front();
+    std::array<asio::const_buffer, 2> buffers = {
+        asio::buffer(out.bytes), asio::buffer(out.payload.data(), out.payload.size())};
+    asio::async_write(socket_, buffers, [self = shared_from_this()](auto error, std::size_t) {
+      if (error) return self->fail("cannot write: " + error.message());
+      self->queue_.pop_front();
+      self->write_next();
+    });
+  }
+
+  void read_header() {
+    asio::async_read(socket_, asio::buffer(header_bytes_),
+                     [self = shared_from_this()](auto error, std::size_t) {
+                       if (error) return self->on_read_error(error);
+                       self->on_header();
+                     });
+  }
+
+  void on_header() {
+    const double arrived = runtime_.now();
+    FrameHeader header;
+    try {
+      header = decode_header(header_bytes_);
+      if (!std::holds_alternative<std::monostate>(handshake_) &&
+          header.length > kMaxHandshakePayload) {
+        throw FrameError(FrameProblem::kTooLong, "a " + std::string(frame_type_name(header.type)) +
+                                                     " frame of " + std::to_string(header.length) +
+                                                     " bytes during the handshake");
+      }
+    } catch (const FrameError& e) {
+      return fail(e.what());
+    }
+    if (header.type == FrameType::kMessage) {
+      if (!std::holds_alternative<std::monostate>(handshake_)) {
+        return fail("a message before the handshake was done");
+      }
+      if (header.sender != static_cast<uint32_t>(*peer_)) {
+        return fail("a message claiming to come from task " + std::to_string(header.sender));
+      }
+      try {
+        message_ = begin_message(header);
+      } catch (const FrameError& e) {
+        return fail(e.what());
+      }
+      message_.from = runtime_.cluster().task_at(*peer_);
+      message_.available_at = arrived;
+      const bool no_values = (header.flags & kFlagNoValues) != 0;
+      if (no_values) {
+        // Timing fidelity's filler: read and drop it.
+        payload_.resize(header.length);
+        return read_payload(asio::buffer(payload_),
+                            [](Connection& c) { c.runtime_.on_message(std::move(c.message_)); });
+      }
+      return read_payload(asio::buffer(payload_target(message_).data(), header.length),
+                          [](Connection& c) { c.runtime_.on_message(std::move(c.message_)); });
+    }
+    current_ = header;
+    payload_.resize(header.length);
+    read_payload(asio::buffer(payload_), [](Connection& c) { c.on_control_frame(); });
+  }
+
+  template <typename Done>
+  void read_payload(asio::mutable_buffer target, Done done) {
+    asio::async_read(socket_, target, [self = shared_from_this(), done](auto error, std::size_t) {
+      if (error) return self->on_read_error(error);
+      done(*self);
+      self->read_header();
+    });
+  }
+
+  void on_control_frame() {
+    if (current_.type == FrameType::kGoodbye) {
+      const std::string reason = goodbye_reason(payload_);
+      goodbye_received_ = true;
+      if (peer_) runtime_.on_goodbye(*peer_, reason);
+      return;
+    }
+    try {
+      std::optional<Frame> reply;
+      bool done = false;
+      if (auto* connector = std::get_if<ConnectorHandshake>(&handshake_)) {
+        reply = connector->on_frame(current_, payload_);
+        done = connector->done();
+      } else if (auto* acceptor = std::get_if<AcceptorHandshake>(&handshake_)) {
+        reply = acceptor->on_frame(current_, payload_);
+        done = acceptor->done();
+        if (done) peer_ = runtime_.cluster().ordinal(*acceptor->peer());
+      } else {
+        return fail(std::string("an unexpected ") + frame_type_name(current_.type) + " frame");
+      }
+      if (reply) write_frame(*reply);
+      if (done) {
+        handshake_ = std::monostate{};
+        runtime_.on_connected(shared_from_this());
+      }
+    } catch (const HandshakeError& e) {
+      write_frame(goodbye_frame(static_cast<uint32_t>(runtime_.self_ordinal_), e.what()));
+      fail(e.what());
+    }
+  }
+
+  void on_read_error(const boost::system::error_code& error) {
+    if (goodbye_received_ || error == asio::error::operation_aborted) return;
+    fail(error == asio::error::eof ? "closed the connection without a goodbye"
+                                   : "connection lost: " + error.message());
+  }
+
+  void fail(const std::string& what) {
+    if (failed_) return;
+    failed_ = true;
+    const std::string line = "connection with " + peer_name() + ": " + what;
+    // A stranger that fails its handshake is turned away; a known peer
+    // that fails ends the run.
+    if (peer_) {
+      runtime_.on_failure(line);
+    } else {
+      runtime_.log(line);
+    }
+    close();
+  }
+
+  TcpRuntime& runtime_;
+  tcp::socket socket_;
+  std::optional<int> peer_;
+  std::variant<std::monostate, ConnectorHandshake, AcceptorHandshake> handshake_;
+  std::array<std::byte, kHeaderBytes> header_bytes_{};
+  FrameHeader current_;
+  std::vector<std::byte> payload_;
+  Message message_;
+  std::deque<Outgoing> queue_;
+  bool writing_ = false;
+  bool failed_ = false;
+  bool goodbye_received_ = false;
+};
+
+TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options)
+    : Runtime(self, cluster.spec(), strategy::Fidelity::kFull),
+      addresses_(std::move(cluster)),
+      options_(std::move(options)),
+      self_ordinal_(Runtime::cluster().ordinal(self)),
+      peers_(Runtime::cluster().task_count()),
+      inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {}
+
+TcpRuntime::~TcpRuntime() {
+  io_.stop();
+  if (io_thread_.joinable()) io_thread_.join();
+}
+
+double TcpRuntime::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - options_.epoch).count();
+}
+
+void TcpRuntime::log(const std::string& line) const {
+  if (options_.log) options_.log(strategy::task_name(self()) + ": " + line);
+}
+
+void TcpRuntime::connect() {
+  const Endpoint& own = addresses_.of(self());
+  const bool loopback = is_loopback(own.host);
+  if (!loopback && options_.secret.empty()) {
+    throw InputError("refusing to listen on " + own.to_string() +
+                     " without a cluster secret: set --secret or DISTLAB_SECRET, or use loopback");
+  }
+  deadline_ = std::chrono::steady_clock::now() + options_.connect_deadline;
+  const int tasks = cluster().task_count();
+  // Tasks with a higher ordinal dial this one; it dials the lower ones.
+  if (self_ordinal_ + 1 < tasks) {
+    const auto address =
+        loopback ? asio::ip::make_address(own.host == "localhost" ? "127.0.0.1" : own.host)
+                 : asio::ip::address(asio::ip::address_v4::any());
+    acceptor_ = std::make_unique<tcp::acceptor>(io_);
+    const tcp::endpoint endpoint(address, own.port);
+    acceptor_->open(endpoint.protocol());
+    acceptor_->set_option(tcp::acceptor::reuse_address(true));
+    boost::system::error_code error;
+    acceptor_->bind(endpoint, error);
+    if (error) throw Error("cannot listen on " + own.to_string() + ": " + error.message());
+    acceptor_->listen();
+    accept_next();
+  }
+  for (int peer = 0; peer < self_ordinal_; ++peer) dial(peer, std::chrono::milliseconds(20));
+  io_thread_ = std::thread([this] { io_.run(); });
+
+  std::unique_lock lock(mutex_);
+  const bool all = changed_.wait_until(
+      lock, deadline_, [&] { return connected_ == tasks - 1 || !failure_.empty(); });
+  if (!failure_.empty()) throw_failure();
+  if (!all) {
+    std::string missing;
+    for (int t = 0; t < tasks; ++t) {
+      if (t == self_ordinal_ || peers_[t]) continue;
+      if (!missing.empty()) missing += ", ";
+      missing += strategy::task_name(cluster().task_at(t)) + " at " +
+                 addresses_.of(cluster().task_at(t)).to_string();
+    }
+    throw Error(strategy::task_name(self()) + ": no connection within " +
+                std::to_string(options_.connect_deadline.count() / 1000) + " s with: " + missing);
+  }
+}
+
+void TcpRuntime::accept_next() {
+  acceptor_->async_accept([this](boost::system::error_code error, tcp::socket socket) {
+    if (error) {
+      if (error != asio::error::operation_aborted) log("accept failed: " + error.message());
+      return;
+    }
+    socket.set_option(tcp::no_delay(true));
+    std::make_shared<Connection>(*this, std::move(socket), std::nullopt)->start_as_acceptor();
+    accept_next();
+  });
+}
+
+void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
+  const Endpoint& endpoint = addresses_.of(cluster().task_at(peer));
+  auto resolver = std::make_shared<tcp::resolver>(io_);
+  auto socket = std::make_shared<tcp::socket>(io_);
+  resolver->async_resolve(
+      endpoint.host, std::to_string(endpoint.port),
+      [this, peer, backoff, resolver, socket](auto error, tcp::resolver::results_type results) {
+        auto retry = [this, peer, backoff] {
+          if (std::chrono::steady_clock::now() + backoff > deadline_)
+            return;  // connect() reports it
+          auto timer = std::make_shared<asio::steady_timer>(io_, backoff);
+          timer->async_wait([this, peer, backoff, timer](auto) {
+            dial(peer, std::min(backoff * 2, std::chrono::milliseconds(1000)));
+          });
+        };
+        if (error) return retry();
+        asio::async_connect(*socket, results, [this, peer, socket, retry](auto error, auto) {
+          if (error) return retry();
+          socket->set_option(tcp::no_delay(true));
+          std::make_shared<Connection>(*this, std::move(*socket), peer)->start_as_connector();
+        });
+      });
+}
+
+void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
+  const int peer = *connection->peer();
+  std::lock_guard lock(mutex_);
+  if (peers_[peer]) {
+    failure_ = "two connections from " + connection->peer_name();
+  } else {
+    peers_[peer] = connection;
+    ++connected_;
+  }
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_message(Message message) {
+  std::lock_guard lock(mutex_);
+  inbox_[static_cast<int>(message.tag)].push_back(std::move(message));
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_goodbye(int peer, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (!reason.empty() && failure_.empty()) {
+    failure_ = strategy::task_name(cluster().task_at(peer)) + " stopped: " + reason;
+  }
+  ++goodbyes_;
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_failure(const std::string& what) {
+  log(what);
+  std::lock_guard lock(mutex_);
+  if (failure_.empty()) failure_ = what;
+  changed_.notify_all();
+}
+
+void TcpRuntime::throw_failure() {
+  throw Error(strategy::task_name(self()) + ": " + failure_);
+}
+
+void TcpRuntime::transmit(TaskId to, Message message) {
+  const int peer = cluster().ordinal(to);
+  asio::post(io_, [this, peer, message = std::move(message)]() mutable {
+    if (peers_[peer]) peers_[peer]->write_message(std::move(message));
+  });
+}
+
+Message TcpRuntime::receive(strategy::Tag tag) {
+  std::unique_lock lock(mutex_);
+  auto& inbox = inbox_[static_cast<int>(tag)];
+  const bool arrived = changed_.wait_for(lock, options_.receive_timeout,
+                                         [&] { return !inbox.empty() || !failure_.empty(); });
+  if (!inbox.empty()) {
+    Message message = std::move(inbox.front());
+    inbox.pop_front();
+    return message;
+  }
+  if (!failure_.empty()) {
+    throw Error(strategy::task_name(self()) + ": while waiting for a " + strategy::tag_name(tag) +
+                " message: " + failure_);
+  }
+  (void)arrived;
+  throw Error(strategy::task_name(self()) + ": no " + strategy::tag_name(tag) + " message within " +
+              std::to_string(options_.receive_timeout.count() / 1000) +
+              " s; a peer may have stopped");
+}
+
+void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& work_fn) {
+  if (work_fn) work_fn();
+}
+
+void TcpRuntime::disconnect() {
+  asio::post(io_, [this] {
+    for (auto& peer : peers_) {
+      if (peer) peer->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
+    }
+  });
+  std::unique_lock lock(mutex_);
+  const int expected = cluster().task_count() - 1;
+  changed_.wait_for(lock, options_.receive_timeout, [&] { return goodbyes_ == expected; });
+  lock.unlock();
+  // Every peer has said goodbye after its last message. Ours follow our
+  // last messages on each connection: once every queue is written, the
+  // connections can go.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    std::promise<bool> flushed;
+    asio::post(io_, [this, &flushed] {
+      flushed.set_value(std::all_of(peers_.begin(), peers_.end(),
+                                    [](const auto& peer) { return !peer || peer->idle(); }));
+    });
+    if (flushed.get_future().get()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  asio::post(io_, [this] {
+    if (acceptor_) acceptor_->close();
+    for (auto& peer : peers_) {
+      if (peer) peer->close();
+    }
+  });
+}
+
+}  // namespace distlab::realnet

@@ -1,0 +1,99 @@
+// The Runtime over TCP, with Boost.Asio: one connection between every two
+// tasks (the task with the higher ordinal dials), every byte a frame
+// (frame.h), every connection opened by the handshake (handshake.h).
+//
+// The io_context runs on its own thread; the strategy's calls block on the
+// runtime's own state, never on a socket:
+//   - send() queues the message on its connection and returns (buffered,
+//     as runtime.h requires); one write is in flight per connection and a
+//     message's floats are written from the message itself, without a copy;
+//   - receive() waits for the inbox of its tag, with a timeout;
+//   - a frame that is malformed, oversized or unexpected closes its
+//     connection with a log line naming the peer, and the run fails with
+//     that reason rather than hanging.
+// Start-up works in any order: a task dials its peers again and again, with
+// back-off, until the connect deadline, then names the peers that never came.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "realnet/asio.h"
+#include "realnet/cluster_config.h"
+#include "strategy/runtime.h"
+
+namespace distlab::realnet {
+
+struct TcpOptions {
+  std::string secret;  // cluster secret; empty: loopback only
+  std::chrono::milliseconds connect_deadline{60'000};
+  std::chrono::milliseconds receive_timeout{600'000};
+  // The origin of now(): all tasks of a launcher share one, so that their
+  // timelines line up (steady_clock is one clock for all processes of a
+  // machine). Default: when the runtime was made.
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  std::function<void(const std::string&)> log;  // one line per event worth a log
+};
+
+class TcpRuntime : public strategy::Runtime {
+ public:
+  TcpRuntime(strategy::TaskId self, ClusterAddresses cluster, TcpOptions options);
+  ~TcpRuntime() override;
+
+  // Listens, dials and handshakes until every peer is connected. Throws
+  // Error naming the peers that never came, or InputError for a listening
+  // address that needs a secret.
+  void connect();
+  // Sends a goodbye to every peer after the last message and waits for
+  // theirs, so that no task closes while a peer still sends to it.
+  void disconnect();
+
+  double now() const override;
+  const ClusterAddresses& addresses() const { return addresses_; }
+
+ protected:
+  void transmit(strategy::TaskId to, strategy::Message message) override;
+  strategy::Message receive(strategy::Tag tag) override;
+  void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+
+ private:
+  class Connection;
+  friend class Connection;
+
+  void accept_next();
+  void dial(int peer, std::chrono::milliseconds backoff);
+  void on_connected(const std::shared_ptr<Connection>& connection);
+  void on_message(strategy::Message message);
+  void on_goodbye(int peer, const std::string& reason);
+  void on_failure(const std::string& what);
+  [[noreturn]] void throw_failure();
+  void log(const std::string& line) const;
+
+  ClusterAddresses addresses_;
+  TcpOptions options_;
+  int self_ordinal_;
+  std::chrono::steady_clock::time_point deadline_;
+
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
+  std::thread io_thread_;
+
+  // Shared with the io thread, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  int connected_ = 0;
+  int goodbyes_ = 0;
+  std::string failure_;
+  std::vector<std::deque<strategy::Message>> inbox_;  // by tag
+};
+
+}  // namespace distlab::realnet

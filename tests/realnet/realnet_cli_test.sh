@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# ./realnet as a user meets it: a launch to the end, the PS's updates equal
+# to the workers' pushes, a task that dies, a peer that never comes, a
+# stranger that sends garbage, and bad input.
+# Usage: realnet_cli_test.sh REALNET SOURCE_DIR
+set -euo pipefail
+realnet=$1 src=$2
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+py=/usr/bin/python3
+failures=0
+check() {  # description, then a command that must succeed
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+contains() { grep -q -- "$2" "$1"; }
+
+# --help and bad input.
+"$realnet" --help >"$work/help" 2>&1
+check "--help names --launch, --role, --cluster and TF_CONFIG" \
+  bash -c "grep -q -- --launch '$work/help' && grep -q -- --role '$work/help' && grep -q -- --cluster '$work/help' && grep -q TF_CONFIG '$work/help'"
+set +e
+"$realnet" --launch "$work/missing.yaml" >/dev/null 2>"$work/err"; status=$?
+set -e
+check "a missing scenario exits 2" test "$status" -eq 2
+check "... naming the file" contains "$work/err" "missing.yaml"
+set +e
+"$realnet" --scenario "$src/scenarios/ps_4workers.yaml" >/dev/null 2>"$work/err"; status=$?
+set -e
+check "a task without --cluster or TF_CONFIG exits 2" test "$status" -eq 2
+check "... saying what to give" contains "$work/err" "TF_CONFIG"
+
+# The taxi-tips lab to its end: every push applied.
+"$realnet" --launch "$src/scenarios/ps_4workers.yaml" --set data=synthetic-taxi:3000 \
+  --set training.epochs=1 --quiet --out "$work/ps"
+check "ps_4workers runs to the end and the PS applies every push" "$py" - "$work/ps/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["backend"] == "realnet", s["backend"]
+pushes = sum(t["updates"] for t in s["tasks"] if t["role"] != "ps")
+applied = sum(t["updates"] for t in s["tasks"] if t["role"] == "ps")
+assert pushes == applied and pushes > 0, (pushes, applied)
+assert len(s["weights_sha256"]) == 64
+for name in ("steps.csv", "curve.csv", "timeline.json"):
+    open(sys.argv[1].replace("summary.json", name)).read()
+PY
+
+# A task that dies: the launcher stops the others and names it.
+mkdir -p "$work/nan"
+sed 's/learning_rate: 0.01/learning_rate: 900/' "$src/scenarios/models/mnist_cnn.yaml" >"$work/nan/cnn.yaml"
+cat >"$work/nan/diverges.yaml" <<'YAML'
+model: cnn.yaml
+data: synthetic:600
+cluster: {machine: n1-standard-4, chief: 1, workers: 2}
+strategy: {name: allreduce}
+training: {batch_size: 16, steps: 30}
+YAML
+set +e
+"$realnet" --launch "$work/nan/diverges.yaml" --quiet --out "$work/nan/run" >/dev/null 2>"$work/err"
+status=$?
+set -e
+check "a failing task makes the launcher exit 1" test "$status" -eq 1
+check "... naming the task and its last lines" \
+  bash -c "grep -qE '(chief|worker):[0-9] failed' '$work/err' && grep -q 'training loss became' '$work/err'"
+
+# A peer that never comes: the task names it after the connect deadline.
+port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+p0=$(port) p1=$(port)
+cat >"$work/cluster.yaml" <<YAML
+cluster:
+  chief: ["127.0.0.1:$p0"]
+  worker: ["127.0.0.1:$p1"]
+YAML
+set +e
+"$realnet" --role chief --cluster "$work/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
+  --connect-timeout 1 --quiet >/dev/null 2>"$work/err"
+status=$?
+set -e
+check "a peer that never comes fails the task" test "$status" -eq 1
+check "... naming it and its address" contains "$work/err" "worker:0 at 127.0.0.1:$p1"
+
+# A stranger sending garbage is turned away with a log line; the task goes on
+# waiting for its real peer.
+"$realnet" --role chief --cluster "$work/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
+  --connect-timeout 4 --quiet >/dev/null 2>"$work/err" &
+chief=$!
+sleep 1
+"$py" - "$p0" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET / HTTP/1.1\r\n" + b"x" * 100)
+s.settimeout(5)
+try:
+    s.recv(1)
+except Exception:
+    pass
+PY
+set +e
+wait "$chief"
+set -e
+check "garbage is refused with a log line naming the problem" contains "$work/err" "magic"
+check "... and the task still waits for its peer" contains "$work/err" "worker:0 at 127.0.0.1:$p1"
+
+# A peer that disappears mid-run: its partner says who, doing what.
+"$realnet" --role chief --cluster "$work/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
+  --quiet >/dev/null 2>"$work/chief.err" &
+chief=$!
+"$realnet" --role worker --index 0 --cluster "$work/cluster.yaml" \
+  --scenario "$src/scenarios/mnist_cnn_sync.yaml" --quiet >/dev/null 2>&1 &
+worker=$!
+sleep 4
+kill -9 "$worker"
+set +e
+wait "$chief"
+status=$?
+set -e
+check "a peer that disappears fails its partner" test "$status" -eq 1
+check "... with the task, the peer, the operation and the tag" \
+  bash -c "grep -q 'chief:0: while waiting for a ring message' '$work/chief.err' && grep -q 'worker:0' '$work/chief.err'"
+
+exit $failures
