@@ -1,4 +1,4 @@
-#include "realnet/cluster_config.h"
+#include "net/cluster_config.h"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "realnet/tcp_runtime.h"
+#include "net/tcp_runtime.h"
 
 #include <algorithm>
 #include <array>
@@ -7,8 +7,8 @@
 #include <variant>
 
 #include "common/error.h"
-#include "realnet/frame.h"
-#include "realnet/handshake.h"
+#include "net/frame.h"
+#include "net/handshake.h"
 
 namespace distlab::realnet {
 

@@ -26,8 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "realnet/asio.h"
-#include "realnet/cluster_config.h"
+#include "net/asio.h"
+#include "net/cluster_config.h"
 #include "strategy/runtime.h"
 
 namespace distlab::realnet {

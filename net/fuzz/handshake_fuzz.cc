@@ -11,8 +11,8 @@
 #include <span>
 #include <string>
 
-#include "realnet/fuzz/handshake_input.h"
-#include "realnet/handshake.h"
+#include "net/fuzz/handshake_input.h"
+#include "net/handshake.h"
 
 using namespace distlab::realnet;
 namespace strategy = distlab::strategy;

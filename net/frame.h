@@ -37,7 +37,7 @@
 //   goodbye    at most kMaxGoodbyeBytes of text: why the sender closes
 //              (empty at the normal end of a run)
 //
-// realnet/handshake.h says in which order the first frames come.
+// net/handshake.h says in which order the first frames come.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-#include "realnet/handshake.h"
+#include "net/handshake.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -1,4 +1,4 @@
-#include "realnet/cluster_config.h"
+#include "net/cluster_config.h"
 
 #include <unistd.h>
 
@@ -33,7 +33,7 @@ using distlab::strategy::TaskId;
 namespace {
 
 const std::string kSource = DISTLAB_SOURCE_DIR;
-const std::string kExamples = kSource + "/realnet/examples/";
+const std::string kExamples = kSource + "/net/examples/";
 
 // Runs `f` and returns the message of the InputError it throws ("" if none).
 template <typename F>
@@ -155,7 +155,7 @@ TEST_CASE("A bad endpoint is refused with the value and what is wrong") {
 }
 
 TEST_CASE("Every bad cluster file of the corpus is refused with file, line, key and hint") {
-  const std::string dir = kSource + "/tests/realnet/clusters";
+  const std::string dir = kSource + "/tests/net/clusters";
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string path = entry.path().string();

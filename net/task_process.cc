@@ -1,4 +1,4 @@
-#include "realnet/task_process.h"
+#include "net/task_process.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -6,9 +6,9 @@
 
 #include "common/error.h"
 #include "nn/threads.h"
-#include "realnet/cluster_config.h"
-#include "realnet/handshake.h"
-#include "realnet/tcp_runtime.h"
+#include "net/cluster_config.h"
+#include "net/handshake.h"
+#include "net/tcp_runtime.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 #include "strategy/strategy.h"

@@ -1,4 +1,4 @@
-#include "realnet/frame.h"
+#include "net/frame.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "realnet/launcher.h"
+#include "net/launcher.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,8 +19,8 @@
 #include "common/error.h"
 #include "common/progress.h"
 #include "nn/model.h"
-#include "realnet/asio.h"
-#include "realnet/cluster_config.h"
+#include "net/asio.h"
+#include "net/cluster_config.h"
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "realnet/frame.h"
+#include "net/frame.h"
 #include "strategy/task.h"
 
 using namespace distlab::realnet;

@@ -62,7 +62,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "realnet/frame.h"
+#include "net/frame.h"
 #include "strategy/task.h"
 
 namespace distlab::realnet {

@@ -9,8 +9,8 @@
 
 #include "common/cli.h"
 #include "common/error.h"
-#include "realnet/launcher.h"
-#include "realnet/task_process.h"
+#include "net/launcher.h"
+#include "net/task_process.h"
 
 namespace {
 

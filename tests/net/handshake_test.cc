@@ -2,7 +2,7 @@
 // input, it verifies only for the right secret, nonce, ordinals and role, and
 // the two state machines, run against each other in memory through encoded
 // frames, connect the right tasks and refuse everything else with a reason.
-#include "realnet/handshake.h"
+#include "net/handshake.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 // that they stay valid when the format changes: make_seeds DIR writes
 // DIR/frame_fuzz/*.bin (one valid frame of every type) and
 // DIR/handshake_fuzz/*.bin (inputs in the format of handshake_input.h).
-// tools/fuzz --seeds refreshes realnet/fuzz/corpus/ with it.
+// tools/fuzz --seeds refreshes net/fuzz/corpus/ with it.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "realnet/fuzz/handshake_input.h"
-#include "realnet/handshake.h"
+#include "net/fuzz/handshake_input.h"
+#include "net/handshake.h"
 
 using namespace distlab::realnet;
 namespace strategy = distlab::strategy;
