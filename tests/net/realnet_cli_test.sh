@@ -85,10 +85,15 @@ check "... naming it and its address" contains "$work/err" "worker:0 at 127.0.0.
 "$realnet" --role chief --cluster "$work/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
   --connect-timeout 4 --quiet >/dev/null 2>"$work/err" &
 chief=$!
-sleep 1
 "$py" - "$p0" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+import socket, sys, time
+# The task listens once its data are loaded: keep trying for a while.
+for attempt in range(300):
+    try:
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+        break
+    except OSError:
+        time.sleep(0.1)
 s.sendall(b"GET / HTTP/1.1\r\n" + b"x" * 100)
 s.settimeout(5)
 try:
@@ -104,12 +109,16 @@ check "... and the task still waits for its peer" contains "$work/err" "worker:0
 
 # A peer that disappears mid-run: its partner says who, doing what.
 "$realnet" --role chief --cluster "$work/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
-  --quiet >/dev/null 2>"$work/chief.err" &
+  --progress-lines --quiet >"$work/chief.out" 2>"$work/chief.err" &
 chief=$!
 "$realnet" --role worker --index 0 --cluster "$work/cluster.yaml" \
   --scenario "$src/scenarios/mnist_cnn_sync.yaml" --quiet >/dev/null 2>&1 &
 worker=$!
-sleep 4
+# Once training has begun (the chief's first step), the worker vanishes.
+for _ in $(seq 600); do
+  grep -q "@progress" "$work/chief.out" && break
+  sleep 0.1
+done
 kill -9 "$worker"
 set +e
 wait "$chief"
