@@ -18,9 +18,9 @@
 
 #include "common/error.h"
 #include "common/progress.h"
-#include "nn/model.h"
 #include "net/asio.h"
 #include "net/cluster_config.h"
+#include "nn/model.h"
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
@@ -29,6 +29,9 @@ namespace distlab::realnet {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Each task is a process with its own copy of the model and data.
+constexpr int kMaxLaunchedTasks = 64;
 
 // Ports the kernel says are free now. Another process may take one before
 // the task binds it; the task then fails with "cannot listen", and the
@@ -72,6 +75,12 @@ int launch(const LaunchOptions& o) {
   const run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
   const strategy::ClusterSpec spec =
       run::tasks_of(scenario, scenario.strategy.devices > 0 ? scenario.strategy.devices : 1);
+  if (spec.task_count() > kMaxLaunchedTasks) {
+    throw InputError(o.scenario + ": " + std::to_string(spec.task_count()) +
+                     " tasks are too many processes for one machine (at most " +
+                     std::to_string(kMaxLaunchedTasks) +
+                     "); simulate it with ./simulate, or --set cluster.workers=N");
+  }
   const std::string dir =
       o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   const fs::path reports = fs::path(dir) / "tasks";

@@ -5,10 +5,10 @@
 #include <fstream>
 
 #include "common/error.h"
-#include "nn/threads.h"
 #include "net/cluster_config.h"
 #include "net/handshake.h"
 #include "net/tcp_runtime.h"
+#include "nn/threads.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 #include "strategy/strategy.h"

@@ -239,6 +239,7 @@ TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options
       inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {}
 
 TcpRuntime::~TcpRuntime() {
+  keep_running_.reset();
   io_.stop();
   if (io_thread_.joinable()) io_thread_.join();
 }

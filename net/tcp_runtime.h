@@ -83,6 +83,10 @@ class TcpRuntime : public strategy::Runtime {
   std::chrono::steady_clock::time_point deadline_;
 
   boost::asio::io_context io_;
+  // Keeps io_ running while it has nothing to do (a task without peers, or
+  // between messages), so that what is posted to it always runs.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> keep_running_{
+      io_.get_executor()};
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
   std::thread io_thread_;

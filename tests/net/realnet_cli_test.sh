@@ -46,6 +46,18 @@ for name in ("steps.csv", "curve.csv", "timeline.json"):
     open(sys.argv[1].replace("summary.json", name)).read()
 PY
 
+# One task alone (the local baseline): no peers, nothing to wait for.
+"$realnet" --launch "$src/scenarios/local_baseline.yaml" --set training.train_examples=600 \
+  --set training.eval_examples=200 --quiet --out "$work/local"
+check "a one-task scenario runs under the launcher" test -s "$work/local/summary.json"
+
+# More tasks than one machine should start are refused.
+set +e
+"$realnet" --launch "$src/scenarios/timing_1024_workers.yaml" >/dev/null 2>"$work/err"; status=$?
+set -e
+check "a 1,024-task launch is refused with exit 2" test "$status" -eq 2
+check "... pointing to ./simulate" contains "$work/err" "./simulate"
+
 # A task that dies: the launcher stops the others and names it.
 mkdir -p "$work/nan"
 sed 's/learning_rate: 0.01/learning_rate: 900/' "$src/scenarios/models/mnist_cnn.yaml" >"$work/nan/cnn.yaml"
