@@ -71,7 +71,8 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     socket_.close(ignored);
   }
   std::optional<int> peer() const { return peer_; }
-  bool idle() const { return queue_.empty(); }
+  // Nothing left to write (a failed connection never writes again).
+  bool idle() const { return queue_.empty() || failed_; }
   std::string peer_name() const {
     return peer_ ? strategy::task_name(runtime_.cluster().task_at(*peer_)) : "a connecting task";
   }
@@ -409,19 +410,23 @@ void TcpRuntime::disconnect() {
   });
   std::unique_lock lock(mutex_);
   const int expected = cluster().task_count() - 1;
-  changed_.wait_for(lock, options_.receive_timeout, [&] { return goodbyes_ == expected; });
+  changed_.wait_for(lock, options_.receive_timeout,
+                    [&] { return goodbyes_ == expected || !failure_.empty(); });
+  if (!failure_.empty()) throw_failure();
   lock.unlock();
   // Every peer has said goodbye after its last message. Ours follow our
   // last messages on each connection: once every queue is written, the
   // connections can go.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < until) {
-    std::promise<bool> flushed;
-    asio::post(io_, [this, &flushed] {
-      flushed.set_value(std::all_of(peers_.begin(), peers_.end(),
-                                    [](const auto& peer) { return !peer || peer->idle(); }));
+    auto flushed = std::make_shared<std::promise<bool>>();
+    asio::post(io_, [this, flushed] {
+      flushed->set_value(std::all_of(peers_.begin(), peers_.end(),
+                                     [](const auto& peer) { return !peer || peer->idle(); }));
     });
-    if (flushed.get_future().get()) break;
+    auto done = flushed->get_future();
+    if (done.wait_until(until) != std::future_status::ready) break;
+    if (done.get()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   asio::post(io_, [this] {

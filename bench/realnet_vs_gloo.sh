@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Ring all-reduce over ./realnet's TCP runtime against PyTorch's Gloo
+# backend, side by side on 127.0.0.1, and the parameter server's push/pull
+# throughput (issue 4's benchmarks).
+#
+# Each round runs, for each P (2 and 4 unless given), one after the other
+# (alternating which goes first from round to round and from P to P):
+#   build/bench/realnet_allreduce --procs P           (bench/realnet_allreduce.cc)
+#   /usr/bin/python3 ../shared/peers/torch_allreduce.py --procs P
+# both at 1 KB, 1 MB, 25 MB and 100 MB of float32 with the peer's iteration
+# counts: each prints per size the median over iterations of the slowest
+# rank's time. Then it runs
+#   build/bench/realnet_allreduce --procs P --ps      (1 ps + P-1 workers)
+# for push/pull throughput (no peer: Gloo has no parameter server).
+#
+# Prints every round, then Markdown tables of the medians over rounds:
+# all-reduce time and bus bandwidth (2(P-1)/P * bytes / time) of both, the
+# ratio Gloo time / distlab time (> 1: distlab is faster), and PS pushes per
+# second and GB/s through the PS (pulls and pushes); then one JSON line with
+# every figure.
+#
+# Usage: bench/realnet_vs_gloo.sh [options]
+#   --rounds R        rounds (default 3)
+#   --procs "P ..."   process counts (default "2 4")
+#   --iter-scale X    scale both sides' iteration counts (default 1)
+#   --no-ps           skip the parameter-server runs
+#   --malloc-tune     run distlab with GLIBC_TUNABLES=glibc.malloc.mmap_max=0:
+#                     glibc.malloc.trim_threshold=4294967295 (large message
+#                     buffers reused from the heap instead of fresh mmaps);
+#                     not the default: it measures a setting realnet does
+#                     not make itself
+#   --build-dir DIR   binaries from DIR, built there with cmake --build
+#                     (default build/, built with tools/build)
+#   --no-build        use the binary as it is
+set -euo pipefail
+shopt -s inherit_errexit
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+py=/usr/bin/python3
+peer=$(cd "$root/.." && pwd)/shared/peers/torch_allreduce.py
+
+rounds=3
+procs=(2 4)
+iter_scale=1
+ps=1
+malloc_tune=0
+build=1
+build_dir=""
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "realnet_vs_gloo: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
+    --procs) read -r -a procs <<<"${2:?--procs needs a value}"; shift 2 ;;
+    --iter-scale) iter_scale=${2:?--iter-scale needs a value}; shift 2 ;;
+    --no-ps) ps=0; shift ;;
+    --malloc-tune) malloc_tune=1; shift ;;
+    --build-dir) build_dir=${2:?}; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option $1 (--help lists them)" ;;
+  esac
+done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds: a positive integer"
+for p in "${procs[@]}"; do [[ "$p" =~ ^[0-9]+$ ]] && [ "$p" -ge 2 ] || die "--procs: integers >= 2"; done
+[ -f "$peer" ] || die "the peer $peer is missing"
+"$py" -c 'import torch' 2>/dev/null ||
+  die "PyTorch is missing for $py: run ../shared/peers/setup (as root)"
+
+if [ -z "$build_dir" ]; then
+  dir=build
+  [ "$build" = 1 ] && tools/build --target realnet_allreduce
+else
+  dir=$build_dir
+  [ "$build" = 1 ] && cmake --build "$dir" -j "$(nproc)" --target realnet_allreduce >/dev/null
+fi
+bin=$dir/bench/realnet_allreduce
+[ -x "$bin" ] || die "$bin is missing (build it, or drop --no-build)"
+ours_env=()
+[ "$malloc_tune" = 1 ] && ours_env=(GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+run_ours() {  # P ROUND
+  env "${ours_env[@]}" "$bin" --procs "$1" --iter-scale "$iter_scale" >"$work/ours-$1-$2.jsonl"
+  sed 's/^/  distlab /' "$work/ours-$1-$2.jsonl" >&2
+}
+run_gloo() {  # P ROUND
+  "$py" "$peer" --procs "$1" --iter-scale "$iter_scale" 2>/dev/null >"$work/gloo-$1-$2.txt"
+  grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo    /' >&2
+}
+run_ps() {  # P ROUND
+  env "${ours_env[@]}" "$bin" --procs "$1" --ps --iter-scale "$iter_scale" >"$work/ps-$1-$2.jsonl"
+  sed 's/^/  ps      /' "$work/ps-$1-$2.jsonl" >&2
+}
+
+for ((r = 1; r <= rounds; r++)); do
+  i=0
+  for p in "${procs[@]}"; do
+    echo "round $r/$rounds, P=$p" >&2
+    if (((r + i) % 2 == 1)); then
+      run_ours "$p" "$r"
+      run_gloo "$p" "$r"
+    else
+      run_gloo "$p" "$r"
+      run_ours "$p" "$r"
+    fi
+    [ "$ps" = 1 ] && run_ps "$p" "$r"
+    i=$((i + 1))
+  done
+done
+
+"$py" - "$work" "$rounds" "$malloc_tune" "${procs[@]}" <<'EOF'
+import glob, json, os, statistics, sys
+
+work, rounds, malloc_tune, procs = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", [int(p) for p in sys.argv[4:]]
+med = statistics.median
+
+ours, gloo, ps = {}, {}, {}  # (p, size) -> list of per-round rows
+order = []
+for p in procs:
+    for r in range(1, rounds + 1):
+        for line in open(os.path.join(work, f"ours-{p}-{r}.jsonl")):
+            row = json.loads(line)
+            key = (p, row["size"])
+            if key not in order: order.append(key)
+            ours.setdefault(key, []).append(row)
+        result = [l for l in open(os.path.join(work, f"gloo-{p}-{r}.txt")) if l.startswith("RESULT ")]
+        for row in json.loads(result[-1][len("RESULT "):])["rows"]:
+            gloo.setdefault((p, row["size"]), []).append(row)
+        path = os.path.join(work, f"ps-{p}-{r}.jsonl")
+        if os.path.exists(path):
+            for line in open(path):
+                row = json.loads(line)
+                ps.setdefault((p, row["size"]), []).append(row)
+
+def busbw(p, nbytes, seconds):
+    return 2 * (p - 1) / p * nbytes / seconds / 1e9
+
+rows = []
+print()
+print(f"All-reduce, median over {rounds} round(s) of each round's median (slowest rank per iteration)"
+      + (", distlab with --malloc-tune" if malloc_tune else "") + ":")
+print()
+print("| P | size | distlab median ms | Gloo median ms | ratio (Gloo / distlab) | distlab busbw GB/s | Gloo busbw GB/s |")
+print("|---|---|---|---|---|---|---|")
+for key in order:
+    p, size = key
+    nbytes = ours[key][0]["bytes"]
+    ours_s = med([row["median_s"] for row in ours[key]])
+    gloo_s = med([row["median_s"] for row in gloo.get(key, [])]) if key in gloo else float("nan")
+    ratio = gloo_s / ours_s
+    print(f"| {p} | {size} | {ours_s * 1e3:.3f} | {gloo_s * 1e3:.3f} | **{ratio:.2f}x** | "
+          f"{busbw(p, nbytes, ours_s):.3f} | {busbw(p, nbytes, gloo_s):.3f} |")
+    rows.append({"p": p, "size": size, "bytes": nbytes, "iters": ours[key][0]["iters"],
+                 "distlab_median_s": ours_s, "gloo_median_s": gloo_s, "ratio": ratio,
+                 "distlab_busbw_GBps": busbw(p, nbytes, ours_s), "gloo_busbw_GBps": busbw(p, nbytes, gloo_s),
+                 "distlab_rounds_s": [row["median_s"] for row in ours[key]],
+                 "gloo_rounds_s": [row["median_s"] for row in gloo.get(key, [])]})
+
+ps_rows = []
+if ps:
+    print()
+    print(f"Parameter server (1 ps + P-1 workers, pull then push of the whole buffer), median over {rounds} round(s):")
+    print()
+    print("| P | workers | size | pushes per round | pushes/s | GB/s through the PS |")
+    print("|---|---|---|---|---|---|")
+    for key, runs in ps.items():
+        p, size = key
+        rate = med([row["pushes_per_s"] for row in runs])
+        gbps = med([row["GBps"] for row in runs])
+        print(f"| {p} | {runs[0]['workers']} | {size} | {runs[0]['pushes']} | {rate:,.1f} | {gbps:.3f} |")
+        ps_rows.append({"p": p, "workers": runs[0]["workers"], "size": size, "bytes": runs[0]["bytes"],
+                        "pushes": runs[0]["pushes"], "pushes_per_s": rate, "GBps": gbps,
+                        "rounds_pushes_per_s": [row["pushes_per_s"] for row in runs]})
+print()
+print(json.dumps({"rounds": rounds, "cores": os.cpu_count(), "malloc_tune": malloc_tune,
+                  "allreduce": rows, "ps": ps_rows}))
+EOF
