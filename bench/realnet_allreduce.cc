@@ -63,6 +63,7 @@
 #include "common/error.h"
 #include "net/asio.h"
 #include "net/cluster_config.h"
+#include "net/launcher.h"
 #include "net/tcp_runtime.h"
 #include "strategy/parameter_server.h"
 #include "strategy/ring_allreduce.h"
@@ -413,23 +414,9 @@ int run_process(const Options& o, const std::vector<Size>& sizes) {
   return 0;
 }
 
-// Ports the kernel says are free now (held until all are chosen).
-std::vector<uint16_t> free_ports(int count) {
-  boost::asio::io_context io;
-  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> held;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < count; ++i) {
-    auto acceptor = std::make_unique<boost::asio::ip::tcp::acceptor>(
-        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    ports.push_back(acceptor->local_endpoint().port());
-    held.push_back(std::move(acceptor));
-  }
-  return ports;
-}
-
 int launch(const Options& o, int argc, char** argv) {
   if (o.procs < 2) throw InputError("--procs: at least 2");
-  const std::vector<uint16_t> ports = free_ports(o.procs);
+  const std::vector<uint16_t> ports = distlab::realnet::free_loopback_ports(o.procs);
   std::string port_list;
   for (uint16_t port : ports) {
     if (!port_list.empty()) port_list += ",";

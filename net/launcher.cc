@@ -33,22 +33,6 @@ namespace fs = std::filesystem;
 // Each task is a process with its own copy of the model and data.
 constexpr int kMaxLaunchedTasks = 64;
 
-// Ports the kernel says are free now. Another process may take one before
-// the task binds it; the task then fails with "cannot listen", and the
-// launcher says so.
-std::vector<uint16_t> free_ports(int count) {
-  boost::asio::io_context io;
-  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> held;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < count; ++i) {
-    auto acceptor = std::make_unique<boost::asio::ip::tcp::acceptor>(
-        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    ports.push_back(acceptor->local_endpoint().port());
-    held.push_back(std::move(acceptor));  // held until all are chosen: no duplicates
-  }
-  return ports;
-}
-
 struct Child {
   std::string name;
   pid_t pid = -1;
@@ -71,6 +55,22 @@ std::string self_executable() {
 
 }  // namespace
 
+// Ports the kernel says are free now. Another process may take one before
+// the task binds it; the task then fails with "cannot listen", and the
+// launcher says so.
+std::vector<uint16_t> free_loopback_ports(int count) {
+  boost::asio::io_context io;
+  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> held;
+  std::vector<uint16_t> ports;
+  for (int i = 0; i < count; ++i) {
+    auto acceptor = std::make_unique<boost::asio::ip::tcp::acceptor>(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    ports.push_back(acceptor->local_endpoint().port());
+    held.push_back(std::move(acceptor));  // held until all are chosen: no duplicates
+  }
+  return ports;
+}
+
 int launch(const LaunchOptions& o) {
   const run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
   const strategy::ClusterSpec spec =
@@ -85,7 +85,7 @@ int launch(const LaunchOptions& o) {
       o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   const fs::path reports = fs::path(dir) / "tasks";
   fs::create_directories(reports);
-  const ClusterAddresses cluster = loopback_cluster(spec, free_ports(spec.task_count()));
+  const ClusterAddresses cluster = loopback_cluster(spec, free_loopback_ports(spec.task_count()));
   const auto epoch = std::chrono::steady_clock::now();
   const auto wall_start = epoch;
 
@@ -232,10 +232,7 @@ int launch(const LaunchOptions& o) {
   run::RunResult result = run::gather_run(std::move(gathered), spec.replicas());
   result.scenario = scenario.name;
   result.description = scenario.description;
-  result.strategy = strategy::strategy_name(scenario.strategy.kind);
-  if (scenario.strategy.kind == strategy::StrategyKind::kParameterServer) {
-    result.strategy += scenario.strategy.mode == strategy::PsMode::kAsync ? " (async)" : " (sync)";
-  }
+  result.strategy = run::strategy_label(scenario);
   result.backend = "realnet";
   result.fidelity = "full";
   result.seed = scenario.seed;

@@ -6,6 +6,7 @@
 // lines.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct LaunchOptions {
   double receive_timeout_seconds = 600;
   bool quiet = false;
 };
+
+// Ports on 127.0.0.1 the kernel says are free now, all different. Another
+// process may take one before it is bound; binding then fails loudly.
+std::vector<uint16_t> free_loopback_ports(int count);
 
 // Returns the exit status: 0, or 1 when a task failed.
 int launch(const LaunchOptions& options);

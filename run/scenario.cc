@@ -126,21 +126,6 @@ ConfigNode child_or_self(const ConfigNode& node, const std::string& child) {
 const std::vector<std::string> kStrategyNames = {"local", "allreduce", "parameter_server",
                                                  "mirrored"};
 
-// The inverse of parse_strategy_kind, for messages.
-std::string kind_name(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::kAllReduce:
-      return "allreduce";
-    case StrategyKind::kParameterServer:
-      return "parameter_server";
-    case StrategyKind::kMirrored:
-      return "mirrored";
-    case StrategyKind::kLocal:
-      break;
-  }
-  return "local";
-}
-
 StrategyKind parse_strategy_kind(const std::string& name) {
   if (name == "allreduce") return StrategyKind::kAllReduce;
   if (name == "parameter_server") return StrategyKind::kParameterServer;
@@ -211,7 +196,7 @@ ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConf
   spec.workers = static_cast<int>(node.get_int("workers", 0, 0, kMaxTasks));
   spec.ps = static_cast<int>(node.get_int("ps", 0, 0, kMaxTasks));
 
-  const std::string name = kind_name(strategy.kind);
+  const std::string name = strategy::strategy_name(strategy.kind);
   const std::string counts = "chief " + std::to_string(spec.chiefs) + ", workers " +
                              std::to_string(spec.workers) + ", ps " + std::to_string(spec.ps);
   switch (strategy.kind) {
@@ -371,6 +356,14 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.training = parse_training(root, s.cluster, s.strategy);
   s.network = parse_network(root);
   return s;
+}
+
+std::string strategy_label(const Scenario& scenario) {
+  std::string label = strategy::strategy_name(scenario.strategy.kind);
+  if (scenario.strategy.kind == StrategyKind::kParameterServer) {
+    label += scenario.strategy.mode == strategy::PsMode::kAsync ? " (async)" : " (sync)";
+  }
+  return label;
 }
 
 }  // namespace distlab::run

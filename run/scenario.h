@@ -86,6 +86,9 @@ struct Override {
 };
 Override parse_override(const std::string& text);  // InputError when malformed
 
+// "allreduce", "parameter_server (async)": how run directories name it.
+std::string strategy_label(const Scenario& scenario);
+
 // Reads and checks a scenario. Overrides are applied to the document before
 // it is checked, so an override with a bad value is reported like a bad line
 // of the file (naming the override). Errors are ConfigErrors (file, line,

@@ -22,17 +22,7 @@ namespace distlab::sim {
 using strategy::Fidelity;
 using strategy::TaskId;
 
-namespace {
-
-std::string strategy_label(const run::Scenario& scenario) {
-  std::string label = strategy::strategy_name(scenario.strategy.kind);
-  if (scenario.strategy.kind == strategy::StrategyKind::kParameterServer) {
-    label += scenario.strategy.mode == strategy::PsMode::kAsync ? " (async)" : " (sync)";
-  }
-  return label;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
                         const SimulationOptions& options) {
@@ -126,7 +116,7 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   run::RunResult result;
   result.scenario = scenario.name;
   result.description = scenario.description;
-  result.strategy = strategy_label(scenario);
+  result.strategy = run::strategy_label(scenario);
   result.backend = "simulate";
   result.fidelity = strategy::fidelity_name(scenario.fidelity);
   result.seed = scenario.seed;
