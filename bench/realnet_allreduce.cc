@@ -34,10 +34,10 @@
 // 127.0.0.1, starts P copies of itself (--rank 0..P-1) and waits for them;
 // a copy that fails stops the others.
 //
-// For diagnosis: --breakdown has every rank say on stderr where its time in
-// the timed all-reduces went (adding, waiting, receiving, the rest);
-// --forward runs an experimental ring that forwards received messages
-// instead of copying chunks into new ones (see forwarding_ring_allreduce).
+// --segment-bytes sets the ring's segment size (strategy.segment_bytes of
+// the scenarios, whose default it takes). For diagnosis, --breakdown has
+// every rank say on stderr where its time in the timed all-reduces went
+// (adding, waiting, receiving, the rest).
 //
 //   build/bench/realnet_allreduce --procs 4
 //   build/bench/realnet_allreduce --procs 4 --ps --sizes 1MB,25MB
@@ -93,7 +93,7 @@ struct Options {
   int warmup = 2;
   double timeout_s = 600;
   bool breakdown = false;
-  bool forward = false;
+  int64_t segment_bytes = strategy::StrategyConfig{}.segment_bytes;
 };
 
 // "1KB", "25MB", "1GB" (binary multiples, as the peer's sizes), or bytes.
@@ -149,61 +149,15 @@ void barrier(strategy::Runtime& runtime, const std::vector<TaskId>& ring, int ra
   strategy::ring_allreduce(runtime, ring, rank, FloatRange(token), step++);
 }
 
-// An experiment, not the strategy's code: strategy::ring_allreduce without
-// its copies. A received partial sum gets this task's values added in place
-// (a + b == b + a in IEEE arithmetic: the same bits) and the message itself
-// travels on; in the all-gather a received chunk is copied into `data` and
-// the same message forwarded. Only the first send copies out of `data`.
-void forwarding_ring_allreduce(strategy::Runtime& runtime, const std::vector<TaskId>& ring,
-                               int rank, FloatRange data, int64_t step) {
-  const int p = static_cast<int>(ring.size());
-  if (p <= 1) return;
-  auto wrap = [p](int i) { return ((i % p) + p) % p; };
-  const TaskId next = ring[wrap(rank + 1)];
-  const TaskId previous = ring[wrap(rank - 1)];
-  auto chunk = [&](int i) {
-    const int64_t begin = strategy::part_begin(data.size(), p, i);
-    return data.sub(begin, strategy::part_begin(data.size(), p, i + 1) - begin);
-  };
-  auto receive = [&](FloatRange expected) {
-    Message m = runtime.recv(previous, Tag::kRing);
-    if (m.values.size() != static_cast<std::size_t>(expected.size())) {
-      throw Error("forwarding ring: a chunk of " + std::to_string(m.bytes) + " bytes");
-    }
-    return m;
-  };
-  const FloatRange own = chunk(rank);
-  runtime.send(next, strategy::make_message(Tag::kRing, step, own.size(), own.data()));
-  for (int r = 0; r < p - 1; ++r) {
-    const FloatRange mine = chunk(wrap(rank - r - 1));
-    Message partial = receive(mine);
-    float* sum = partial.values.data();
-    const float* values = mine.data();
-    for (int64_t i = 0; i < mine.size(); ++i) sum[i] = sum[i] + values[i];
-    // The last partial sum is complete: keep it, and start the all-gather.
-    if (r + 1 == p - 1) std::copy(sum, sum + mine.size(), mine.data());
-    runtime.send(next, std::move(partial));
-  }
-  for (int r = 0; r < p - 1; ++r) {
-    const FloatRange theirs = chunk(wrap(rank - r));
-    Message complete = receive(theirs);
-    std::copy(complete.values.begin(), complete.values.end(), theirs.data());
-    if (r + 1 < p - 1) runtime.send(next, std::move(complete));
-  }
-}
-
 void run_allreduce(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o) {
   const auto& cluster = runtime.cluster();
   const std::vector<TaskId> ring = cluster.tasks();
   const int p = static_cast<int>(ring.size());
   const int rank = cluster.ordinal(runtime.self());
   int64_t step = 0;
+  const int64_t segment_floats = o.segment_bytes / 4;
   auto allreduce = [&](FloatRange data, int64_t at_step) {
-    if (o.forward) {
-      forwarding_ring_allreduce(runtime, ring, rank, data, at_step);
-    } else {
-      strategy::ring_allreduce(runtime, ring, rank, data, at_step);
-    }
+    strategy::ring_allreduce(runtime, ring, rank, data, at_step, segment_floats);
   };
   for (const Size& size : sizes) {
     const int64_t n = size.bytes / 4;
@@ -483,8 +437,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", o.timeout_s, "seconds a receive may wait")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--forward", o.forward,
-               "experiment: a ring that forwards received messages instead of copying");
+  app.add_option("--segment-bytes", o.segment_bytes,
+                 "bytes per ring message (the scenarios' strategy.segment_bytes); 0: chunks whole")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--breakdown", o.breakdown,
                "every rank says on stderr where its time in the timed all-reduces went");
   if (auto status = parse_command_line(app, argc, argv)) return *status;

@@ -321,6 +321,12 @@ MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
 }
 
 strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload) {
+  return begin_message(header, max_payload,
+                       [](std::size_t count) { return std::vector<float>(count); });
+}
+
+strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
+                                const FloatStorage& storage) {
   if (header.type != FrameType::kMessage) {
     fail(FrameProblem::kPayloadMismatch, type_label(header.type) + " taken for a message frame");
   }
@@ -332,7 +338,13 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload)
   message.version = header.version;
   message.sequence = header.sequence;
   message.bytes = header.length;
-  if ((header.flags & kFlagNoValues) == 0) message.values.resize(header.length / sizeof(float));
+  if ((header.flags & kFlagNoValues) == 0) {
+    const std::size_t count = header.length / sizeof(float);
+    message.values = storage(count);
+    if (message.values.size() != count) {
+      throw std::logic_error("begin_message: storage gave a buffer of the wrong size");
+    }
+  }
   return message;
 }
 

@@ -43,6 +43,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -167,12 +168,18 @@ MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
                            uint64_t max_payload = kMaxPayloadBytes);
 
 // The message a decoded message header announces, with its values sized
-// (header.length / 4 floats, zeros) but not yet read: the transport reads the
+// (header.length / 4 floats) but not yet read: the transport reads the
 // payload straight into payload_target(message), without another copy.
 // `from` is left for the caller (see message_from_frame). Throws FrameError
 // for a header that is not a valid message's, so that nothing is allocated
 // beyond `max_payload`.
 strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload = kMaxPayloadBytes);
+// The same with the values in a buffer of `storage(count)` floats (a
+// recycled one, whose old values the payload overwrites), asked for only
+// once the header has passed its checks.
+using FloatStorage = std::function<std::vector<float>(std::size_t count)>;
+strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
+                                const FloatStorage& storage);
 // The bytes of message.values, to read a payload into.
 std::span<std::byte> payload_target(strategy::Message& message);
 

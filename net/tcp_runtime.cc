@@ -101,6 +101,10 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
         asio::buffer(out.bytes), asio::buffer(out.payload.data(), out.payload.size())};
     asio::async_write(socket_, buffers, [self = shared_from_this()](auto error, std::size_t) {
       if (error) return self->fail("cannot write: " + error.message());
+      // A written message's buffer serves the next payload read.
+      if (auto& message = self->queue_.front().message) {
+        self->runtime_.spare_buffers_.give(std::move(message->values));
+      }
       self->queue_.pop_front();
       self->write_next();
     });
@@ -136,7 +140,9 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
         return fail("a message claiming to come from task " + std::to_string(header.sender));
       }
       try {
-        message_ = begin_message(header);
+        message_ = begin_message(header, kMaxPayloadBytes, [this](std::size_t count) {
+          return runtime_.spare_buffers_.take(count);
+        });
       } catch (const FrameError& e) {
         return fail(e.what());
       }

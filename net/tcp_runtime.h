@@ -7,6 +7,9 @@
 //   - send() queues the message on its connection and returns (buffered,
 //     as runtime.h requires); one write is in flight per connection and a
 //     message's floats are written from the message itself, without a copy;
+//   - payloads are read straight into the received message's floats, in
+//     buffers of messages already written when there are some (a ring
+//     passes on what it receives: buffer_pool.h);
 //   - receive() waits for the inbox of its tag, with a timeout;
 //   - a frame that is malformed, oversized or unexpected closes its
 //     connection with a log line naming the peer, and the run fails with
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "net/asio.h"
+#include "net/buffer_pool.h"
 #include "net/cluster_config.h"
 #include "strategy/runtime.h"
 
@@ -90,6 +94,8 @@ class TcpRuntime : public strategy::Runtime {
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
   std::thread io_thread_;
+  // Buffers of written messages, reused for payloads (io thread only).
+  BufferPool spare_buffers_{std::size_t{64} << 20};
 
   // Shared with the io thread, under mutex_.
   mutable std::mutex mutex_;

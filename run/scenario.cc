@@ -135,7 +135,7 @@ StrategyKind parse_strategy_kind(const std::string& name) {
 
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
-  node.allow_only({"name", "mode", "bucket_bytes", "devices"});
+  node.allow_only({"name", "mode", "bucket_bytes", "segment_bytes", "devices"});
   strategy::StrategyConfig config;
   const std::string name = node.at("name").as_choice(kStrategyNames);
   config.kind = parse_strategy_kind(name);
@@ -152,6 +152,17 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
                    "bucket_bytes is for allreduce and mirrored");
     }
     config.bucket_bytes = bucket->as_int(0, kMaxCount);
+  }
+  if (auto segment = node.find("segment_bytes")) {
+    if (config.kind != StrategyKind::kAllReduce && config.kind != StrategyKind::kMirrored) {
+      segment->fail("strategy " + name + " sends no ring segments",
+                    "segment_bytes is for allreduce and mirrored");
+    }
+    config.segment_bytes = segment->as_int(0, kMaxCount);
+    if (config.segment_bytes > 0 && config.segment_bytes < static_cast<int64_t>(sizeof(float))) {
+      segment->fail("a segment must hold at least one float",
+                    "4 bytes or more, or 0 for whole chunks");
+    }
   }
   if (auto devices = node.find("devices")) {
     if (config.kind != StrategyKind::kMirrored) {

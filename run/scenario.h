@@ -19,6 +19,7 @@
 //     name: parameter_server              # local | allreduce | parameter_server | mirrored
 //     mode: async                         # parameter_server: async | sync
 //     bucket_bytes: 0                     # allreduce, mirrored
+//     segment_bytes: 1048576              # allreduce, mirrored; 0 = chunks whole
 //     devices: 4                          # mirrored: 0 = every GPU of the machine
 //   training:
 //     batch_size: 128                     # per replica; 0 = the model's

@@ -1,7 +1,9 @@
 #include "strategy/ring_allreduce.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 
@@ -12,20 +14,65 @@ int wrap(int i, int p) {
   return ((i % p) + p) % p;
 }
 
-FloatRange chunk(FloatRange data, int p, int i) {
-  const int64_t begin = part_begin(data.size(), p, i);
-  return data.sub(begin, part_begin(data.size(), p, i + 1) - begin);
-}
+// Where the all-reduce cuts `data`: p near-equal chunks, each cut into
+// near-equal segments of at most `segment_floats`, one message each. Every
+// member derives the same cuts from the same sizes.
+class RingCuts {
+ public:
+  RingCuts(FloatRange data, int p, int64_t segment_floats)
+      : data_(data), p_(p), segment_floats_(segment_floats) {}
 
-void send_chunk(Runtime& runtime, TaskId to, FloatRange c, int64_t step) {
-  runtime.send(to, make_message(Tag::kRing, step, c.size(), c.data()));
-}
+  int64_t segments(int chunk) const {
+    const int64_t size = chunk_size(chunk);
+    if (segment_floats_ <= 0 || size <= segment_floats_) return 1;
+    return (size + segment_floats_ - 1) / segment_floats_;
+  }
+  FloatRange segment(int chunk, int64_t s) const {
+    const int64_t chunk_begin = part_begin(data_.size(), p_, wrap(chunk, p_));
+    const int64_t n = segments(chunk);
+    const int64_t size = chunk_size(chunk);
+    const int64_t begin = part_begin(size, n, s);
+    return data_.sub(chunk_begin + begin, part_begin(size, n, s + 1) - begin);
+  }
 
-Message receive_chunk(Runtime& runtime, TaskId from, FloatRange c) {
+ private:
+  int64_t chunk_size(int chunk) const {
+    const int i = wrap(chunk, p_);
+    return part_begin(data_.size(), p_, i + 1) - part_begin(data_.size(), p_, i);
+  }
+
+  FloatRange data_;
+  int p_;
+  int64_t segment_floats_;
+};
+
+// The modelled cost of adding `count` floats into a received segment (a
+// read-modify-write of 3 floats per element) and, in the last round of the
+// reduce-scatter, storing the sum in `data` too (4). Segments come in a
+// handful of sizes, so each cost is built once per all-reduce (this matters
+// when a simulation runs a thousand members).
+class AddCosts {
+ public:
+  const Work& of(int64_t count, bool also_stored) {
+    const std::pair key(count, also_stored);
+    auto found = costs_.find(key);
+    if (found == costs_.end()) {
+      const Work work = elementwise_work("ring reduce", count, 1, also_stored ? 4 : 3);
+      found = costs_.emplace(key, work).first;
+    }
+    return found->second;
+  }
+
+ private:
+  std::map<std::pair<int64_t, bool>, Work> costs_;
+};
+
+Message receive_segment(Runtime& runtime, TaskId from, FloatRange expected) {
   Message m = runtime.recv(from, Tag::kRing);
-  if (m.bytes != static_cast<uint64_t>(c.size()) * sizeof(float)) {
+  if (m.bytes != static_cast<uint64_t>(expected.size()) * sizeof(float)) {
     throw Error("ring all-reduce: " + task_name(from) + " sent " + std::to_string(m.bytes) +
-                " bytes where " + std::to_string(c.size() * sizeof(float)) + " were expected");
+                " bytes where " + std::to_string(expected.size() * sizeof(float)) +
+                " were expected");
   }
   return m;
 }
@@ -33,49 +80,66 @@ Message receive_chunk(Runtime& runtime, TaskId from, FloatRange c) {
 }  // namespace
 
 void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank, FloatRange data,
-                    int64_t step) {
+                    int64_t step, int64_t segment_floats) {
   const int p = static_cast<int>(ring.size());
   if (p <= 1) return;
   const TaskId next = ring[wrap(rank + 1, p)];
   const TaskId previous = ring[wrap(rank - 1, p)];
-  // Chunks come in two sizes, so two costs serve every round.
-  const int64_t small = data.size() / p;
-  const Work add_small = elementwise_work("ring reduce", small, 1, 3);
-  const Work add_large = elementwise_work("ring reduce", small + 1, 1, 3);
+  const RingCuts cuts(data, p, segment_floats);
+  AddCosts add;
 
-  // Reduce-scatter: in round r, pass on the partial sum of chunk rank - r
-  // and add our own values to the partial sum of chunk rank - r - 1. After
-  // p - 1 rounds this member holds the complete sum of chunk rank + 1.
-  for (int r = 0; r < p - 1; ++r) {
-    send_chunk(runtime, next, chunk(data, p, wrap(rank - r, p)), step);
-    const FloatRange mine = chunk(data, p, wrap(rank - r - 1, p));
-    const Message partial = receive_chunk(runtime, previous, mine);
-    runtime.compute(mine.size() == small ? add_small : add_large, [&] {
-      float* out = mine.data();
-      const float* in = partial.values.data();
-      for (int64_t i = 0; i < mine.size(); ++i) out[i] = in[i] + out[i];
-    });
+  // Reduce-scatter. Round 0 passes on this member's own chunk. In round r
+  // the partial sum of chunk rank - r - 1 arrives, segment by segment; each
+  // segment gets this member's values added and travels on at once as
+  // round r + 1's message. After round p - 2 the sum of chunk rank + 1 is
+  // complete: it is kept, and its segments, passed on, are the first
+  // messages of the all-gather.
+  for (int64_t s = 0; s < cuts.segments(rank); ++s) {
+    const FloatRange own = cuts.segment(rank, s);
+    runtime.send(next, make_message(Tag::kRing, step, own.size(), own.data()));
   }
-  // All-gather: in round r, pass on the complete sum of chunk rank + 1 - r
-  // and take the complete sum of chunk rank - r.
   for (int r = 0; r < p - 1; ++r) {
-    send_chunk(runtime, next, chunk(data, p, wrap(rank + 1 - r, p)), step);
-    const FloatRange theirs = chunk(data, p, wrap(rank - r, p));
-    const Message complete = receive_chunk(runtime, previous, theirs);
-    if (theirs.has_values())
-      std::copy(complete.values.begin(), complete.values.end(), theirs.data());
+    const int chunk = rank - r - 1;
+    const bool complete = r == p - 2;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      const FloatRange mine = cuts.segment(chunk, s);
+      Message partial = receive_segment(runtime, previous, mine);
+      runtime.compute(add.of(mine.size(), complete), [&] {
+        float* sum = partial.values.data();
+        float* own = mine.data();
+        if (complete) {
+          for (int64_t i = 0; i < mine.size(); ++i) own[i] = sum[i] = sum[i] + own[i];
+        } else {
+          for (int64_t i = 0; i < mine.size(); ++i) sum[i] = sum[i] + own[i];
+        }
+      });
+      runtime.send(next, std::move(partial));
+    }
+  }
+  // All-gather: in round r the complete sum of chunk rank - r arrives; each
+  // segment is kept and passed on, except in the last round, when the next
+  // member already holds it.
+  for (int r = 0; r < p - 1; ++r) {
+    const int chunk = rank - r;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      const FloatRange theirs = cuts.segment(chunk, s);
+      Message sum = receive_segment(runtime, previous, theirs);
+      if (theirs.has_values()) std::copy(sum.values.begin(), sum.values.end(), theirs.data());
+      if (r < p - 2) runtime.send(next, std::move(sum));
+    }
   }
 }
 
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
-                        FloatRange data, int64_t bucket_floats, int64_t step) {
+                        FloatRange data, int64_t bucket_floats, int64_t segment_floats,
+                        int64_t step) {
   if (bucket_floats <= 0 || bucket_floats >= data.size()) {
-    ring_allreduce(runtime, ring, rank, data, step);
+    ring_allreduce(runtime, ring, rank, data, step, segment_floats);
     return;
   }
   for (int64_t begin = 0; begin < data.size(); begin += bucket_floats) {
     const int64_t count = std::min(bucket_floats, data.size() - begin);
-    ring_allreduce(runtime, ring, rank, data.sub(begin, count), step);
+    ring_allreduce(runtime, ring, rank, data.sub(begin, count), step, segment_floats);
   }
 }
 

@@ -3,9 +3,17 @@
 // the full sum of one chunk, p - 1 rounds of all-gather hand every sum
 // around. Each member sends and receives 2(p-1)/p of the buffer.
 //
+// Pipelined, as NCCL and Gloo do it: each chunk travels as segments of at
+// most `segment_floats`, and a segment moves on as soon as it has been
+// added to (reduce-scatter) or copied (all-gather), so that one round's
+// sending overlaps the previous round's arrival and additions. A received
+// segment is itself passed on, so after the first round nothing is copied
+// into a new message.
+//
 // The sum of each chunk is accumulated in ring order, starting at a fixed
-// member, and then copied: every member ends with bit-identical values, and
-// the same run gives the same bits on every backend.
+// member, and then copied: every member ends with bit-identical values, the
+// same for every segment size, and the same run gives the same bits on
+// every backend.
 #pragma once
 
 #include <cstdint>
@@ -17,14 +25,16 @@
 namespace distlab::strategy {
 
 // Sums `data` over the members of `ring` (all of them call it with ranges of
-// the same size), in place. `rank` is the caller's position in `ring`.
+// the same size and the same segment size), in place. `rank` is the
+// caller's position in `ring`; `segment_floats` <= 0 sends each chunk whole.
 void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank, FloatRange data,
-                    int64_t step);
+                    int64_t step, int64_t segment_floats = 0);
 
 // The same, one bucket of at most `bucket_floats` after another (0: one
 // bucket), as frameworks do to start reducing before the whole gradient is
 // ready.
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
-                        FloatRange data, int64_t bucket_floats, int64_t step);
+                        FloatRange data, int64_t bucket_floats, int64_t segment_floats,
+                        int64_t step);
 
 }  // namespace distlab::strategy

@@ -436,8 +436,37 @@ TEST_CASE("a payload that does not match its header is refused on receipt") {
   const std::vector<std::byte> body(kHelloBytes);
   CHECK_THROWS_WITH(message_from_frame(hello, body), Catch::Contains("taken for a message"));
   CHECK_THROWS_AS(begin_message(hello), FrameError);
-  // begin_message allocates nothing for a header above the maximum.
+  // begin_message allocates nothing for a header above the maximum, and
+  // asks its storage for nothing either.
   CHECK_THROWS_AS(begin_message(message_header(Tag::kRing, uint64_t{1} << 40)), FrameError);
+  int asked = 0;
+  const FloatStorage counting = [&](std::size_t count) {
+    ++asked;
+    return std::vector<float>(count);
+  };
+  CHECK_THROWS_AS(
+      begin_message(message_header(Tag::kRing, uint64_t{1} << 40), kMaxPayloadBytes, counting),
+      FrameError);
+  CHECK_THROWS_AS(begin_message(hello, kMaxPayloadBytes, counting), FrameError);
+  CHECK(asked == 0);
+}
+
+TEST_CASE("a message's values can live in a recycled buffer") {
+  std::vector<float> recycled(6, 7.0f);
+  const float* storage = recycled.data();
+  std::size_t asked_for = 0;
+  Message m =
+      begin_message(message_header(Tag::kRing, 24), kMaxPayloadBytes, [&](std::size_t count) {
+        asked_for = count;
+        return std::move(recycled);
+      });
+  CHECK(asked_for == 6);
+  CHECK(m.values.data() == storage);  // no copy, no new allocation
+  CHECK(payload_target(m).size() == 24);
+  // A storage that breaks its contract is a bug, not a peer's fault.
+  CHECK_THROWS_AS(begin_message(message_header(Tag::kRing, 24), kMaxPayloadBytes,
+                                [](std::size_t count) { return std::vector<float>(count + 1); }),
+                  std::logic_error);
 }
 
 TEST_CASE("a message from an ordinal outside the cluster is refused") {

@@ -170,6 +170,9 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
   CHECK(load("chief: 0, workers: 1", "name: local").cluster.spec.replicas() == 1);
   CHECK(load("workers: 1", "name: allreduce, bucket_bytes: 4096").strategy.bucket_bytes == 4096);
   CHECK(load("chief: 0, workers: 3", "name: allreduce").cluster.spec.replicas() == 3);
+  CHECK(load("workers: 1", "name: allreduce").strategy.segment_bytes == 1 << 20);
+  CHECK(load("workers: 1", "name: allreduce, segment_bytes: 0").strategy.segment_bytes == 0);
+  CHECK(load("", "name: mirrored, segment_bytes: 4096").strategy.segment_bytes == 4096);
   const auto ps = load("workers: 4, ps: 1", "name: parameter_server");
   CHECK(ps.strategy.mode == PsMode::kAsync);
   const auto mirrored = load("chief: 1", "name: mirrored, devices: 4");
@@ -191,6 +194,14 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
   CHECK(config_error_of([&] {
           load("", "name: local, bucket_bytes: 10");
         }).find("strategy.bucket_bytes: strategy local reduces no gradients in buckets") !=
+        std::string::npos);
+  CHECK(config_error_of([&] {
+          load("workers: 1, ps: 1", "name: parameter_server, segment_bytes: 4096");
+        }).find("strategy.segment_bytes: strategy parameter_server sends no ring segments") !=
+        std::string::npos);
+  CHECK(config_error_of([&] {
+          load("workers: 1", "name: allreduce, segment_bytes: 3");
+        }).find("strategy.segment_bytes: a segment must hold at least one float") !=
         std::string::npos);
   CHECK(config_error_of([&] {
           load("chief: 0, ps: 1", "name: parameter_server");

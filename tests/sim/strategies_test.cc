@@ -93,6 +93,24 @@ TEST_CASE("allreduce in buckets reaches the same weights as in one ring") {
   CHECK(buckets["run_seconds"].get<double>() > whole["run_seconds"].get<double>());
 }
 
+TEST_CASE("allreduce in segments reaches the very same bits as with whole chunks") {
+  const int p = GENERATE(2, 3, 5);
+  // 2 floats a segment, 3 (which cuts chunks unevenly), and the default.
+  const std::string segment = GENERATE("  segment_bytes: 8\n", "  segment_bytes: 12\n", "");
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json whole = simulate_yaml(
+      dir, "whole", scenario(replicas_cluster(p), "  name: allreduce\n  segment_bytes: 0\n", 8));
+  const json segmented = simulate_yaml(
+      dir, "segments", scenario(replicas_cluster(p), "  name: allreduce\n" + segment, 8));
+  INFO(p << " replicas, " << segment);
+  // Segments only cut chunks finer: every float is summed in the same order.
+  CHECK(segmented["weights_sha256"] == whole["weights_sha256"]);
+  for (int rank = 0; rank < p; ++rank) {
+    CHECK(segmented["tasks"][rank]["weights_sha256"] == whole["tasks"][rank]["weights_sha256"]);
+    CHECK(segmented["tasks"][rank]["bytes_sent"] == whole["tasks"][rank]["bytes_sent"]);
+  }
+}
+
 TEST_CASE("a synchronous parameter server trains like local with the global batch") {
   const int p = GENERATE(1, 2, 3, 5, 8);
   const int servers = GENERATE(1, 2, 3);
