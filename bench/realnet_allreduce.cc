@@ -64,6 +64,7 @@
 #include "net/asio.h"
 #include "net/cluster_config.h"
 #include "net/launcher.h"
+#include "net/message_memory.h"
 #include "net/tcp_runtime.h"
 #include "strategy/parameter_server.h"
 #include "strategy/ring_allreduce.h"
@@ -348,6 +349,8 @@ realnet::TaskAssignment assignment_of(const Options& o) {
 
 int run_process(const Options& o, const std::vector<Size>& sizes) {
   const realnet::TaskAssignment assignment = assignment_of(o);
+  // As a ./realnet task does.
+  realnet::keep_message_memory();
   realnet::TcpOptions tcp;
   tcp.receive_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };

@@ -24,11 +24,8 @@
 #   --procs "P ..."   process counts (default "2 4")
 #   --iter-scale X    scale both sides' iteration counts (default 1)
 #   --no-ps           skip the parameter-server runs
-#   --malloc-tune     run distlab with GLIBC_TUNABLES=glibc.malloc.mmap_max=0:
-#                     glibc.malloc.trim_threshold=4294967295 (large message
-#                     buffers reused from the heap instead of fresh mmaps);
-#                     not the default: it measures a setting realnet does
-#                     not make itself
+#   --segment-bytes N pass --segment-bytes N to distlab's ring (bytes per
+#                     message; default: the scenarios' 1 MiB)
 #   --build-dir DIR   binaries from DIR, built there with cmake --build
 #                     (default build/, built with tools/build)
 #   --no-build        use the binary as it is
@@ -43,7 +40,7 @@ rounds=3
 procs=(2 4)
 iter_scale=1
 ps=1
-malloc_tune=0
+segment_args=()
 build=1
 build_dir=""
 
@@ -56,7 +53,7 @@ while [ $# -gt 0 ]; do
     --procs) read -r -a procs <<<"${2:?--procs needs a value}"; shift 2 ;;
     --iter-scale) iter_scale=${2:?--iter-scale needs a value}; shift 2 ;;
     --no-ps) ps=0; shift ;;
-    --malloc-tune) malloc_tune=1; shift ;;
+    --segment-bytes) segment_args=(--segment-bytes "${2:?--segment-bytes needs a value}"); shift 2 ;;
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -78,14 +75,12 @@ else
 fi
 bin=$dir/bench/realnet_allreduce
 [ -x "$bin" ] || die "$bin is missing (build it, or drop --no-build)"
-ours_env=()
-[ "$malloc_tune" = 1 ] && ours_env=(GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 run_ours() {  # P ROUND
-  env "${ours_env[@]}" "$bin" --procs "$1" --iter-scale "$iter_scale" >"$work/ours-$1-$2.jsonl"
+  "$bin" --procs "$1" --iter-scale "$iter_scale" "${segment_args[@]}" >"$work/ours-$1-$2.jsonl"
   sed 's/^/  distlab /' "$work/ours-$1-$2.jsonl" >&2
 }
 run_gloo() {  # P ROUND
@@ -93,7 +88,7 @@ run_gloo() {  # P ROUND
   grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo    /' >&2
 }
 run_ps() {  # P ROUND
-  env "${ours_env[@]}" "$bin" --procs "$1" --ps --iter-scale "$iter_scale" >"$work/ps-$1-$2.jsonl"
+  "$bin" --procs "$1" --ps --iter-scale "$iter_scale" >"$work/ps-$1-$2.jsonl"
   sed 's/^/  ps      /' "$work/ps-$1-$2.jsonl" >&2
 }
 
@@ -113,10 +108,10 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-"$py" - "$work" "$rounds" "$malloc_tune" "${procs[@]}" <<'EOF'
+"$py" - "$work" "$rounds" "${segment_args[1]:-default}" "${procs[@]}" <<'EOF'
 import glob, json, os, statistics, sys
 
-work, rounds, malloc_tune, procs = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", [int(p) for p in sys.argv[4:]]
+work, rounds, segment, procs = sys.argv[1], int(sys.argv[2]), sys.argv[3], [int(p) for p in sys.argv[4:]]
 med = statistics.median
 
 ours, gloo, ps = {}, {}, {}  # (p, size) -> list of per-round rows
@@ -143,7 +138,7 @@ def busbw(p, nbytes, seconds):
 rows = []
 print()
 print(f"All-reduce, median over {rounds} round(s) of each round's median (slowest rank per iteration)"
-      + (", distlab with --malloc-tune" if malloc_tune else "") + ":")
+      + (f", distlab with --segment-bytes {segment}" if segment != "default" else "") + ":")
 print()
 print("| P | size | distlab median ms | Gloo median ms | ratio (Gloo / distlab) | distlab busbw GB/s | Gloo busbw GB/s |")
 print("|---|---|---|---|---|---|---|")
@@ -177,6 +172,6 @@ if ps:
                         "pushes": runs[0]["pushes"], "pushes_per_s": rate, "GBps": gbps,
                         "rounds_pushes_per_s": [row["pushes_per_s"] for row in runs]})
 print()
-print(json.dumps({"rounds": rounds, "cores": os.cpu_count(), "malloc_tune": malloc_tune,
+print(json.dumps({"rounds": rounds, "cores": os.cpu_count(), "segment_bytes": segment,
                   "allreduce": rows, "ps": ps_rows}))
 EOF

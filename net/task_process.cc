@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "net/cluster_config.h"
 #include "net/handshake.h"
+#include "net/message_memory.h"
 #include "net/tcp_runtime.h"
 #include "nn/threads.h"
 #include "run/task_report.h"
@@ -29,6 +30,7 @@ int run_task_process(const TaskProcessOptions& o) {
                                             ? scenario.strategy.devices
                                             : assignment.cluster.spec().replicas()));
   nn::set_compute_threads(o.threads);
+  keep_message_memory();
   run::TrainingInputs inputs(scenario);
   strategy::TrainingSetup& setup = inputs.setup();
   if (o.progress_lines) {
