@@ -173,8 +173,7 @@ void run_allreduce(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
     for (int it = 0; it < iters; ++it) {
       std::fill(data.begin(), data.end(), 1.0f);
       barrier(runtime, ring, rank, step);
-      // (TcpRuntime::log(line) hides Runtime::log().)
-      const strategy::TaskLog& log = static_cast<const strategy::Runtime&>(runtime).log();
+      const strategy::TaskLog& log = runtime.log();
       adding -= log.compute_seconds;
       waiting -= log.waiting_seconds;
       receiving -= log.communication_seconds;

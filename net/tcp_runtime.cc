@@ -247,7 +247,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     if (peer_) {
       runtime_.on_failure(line);
     } else {
-      runtime_.log(line);
+      runtime_.log_event(line);
     }
     close();
   }
@@ -285,7 +285,7 @@ double TcpRuntime::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - options_.epoch).count();
 }
 
-void TcpRuntime::log(const std::string& line) const {
+void TcpRuntime::log_event(const std::string& line) const {
   if (options_.log) options_.log(strategy::task_name(self()) + ": " + line);
 }
 
@@ -336,7 +336,7 @@ void TcpRuntime::connect() {
 void TcpRuntime::accept_next() {
   acceptor_->async_accept([this](boost::system::error_code error, tcp::socket socket) {
     if (error) {
-      if (error != asio::error::operation_aborted) log("accept failed: " + error.message());
+      if (error != asio::error::operation_aborted) log_event("accept failed: " + error.message());
       return;
     }
     socket.set_option(tcp::no_delay(true));
@@ -397,7 +397,7 @@ void TcpRuntime::on_goodbye(int peer, const std::string& reason) {
 }
 
 void TcpRuntime::on_failure(const std::string& what) {
-  log(what);
+  log_event(what);
   std::lock_guard lock(mutex_);
   if (failure_.empty()) failure_ = what;
   changed_.notify_all();

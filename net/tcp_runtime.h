@@ -79,7 +79,8 @@ class TcpRuntime : public strategy::Runtime {
   void on_goodbye(int peer, const std::string& reason);
   void on_failure(const std::string& what);
   [[noreturn]] void throw_failure();
-  void log(const std::string& line) const;
+  // One line to options_.log, prefixed with this task's name.
+  void log_event(const std::string& line) const;
 
   ClusterAddresses addresses_;
   TcpOptions options_;
