@@ -49,283 +49,24 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/cli.h"
 #include "common/error.h"
-#include "net/asio.h"
 #include "net/cluster_config.h"
 #include "net/launcher.h"
 #include "net/message_memory.h"
 #include "net/tcp_runtime.h"
-#include "strategy/parameter_server.h"
-#include "strategy/ring_allreduce.h"
+#include "realnet_bench.h"
 
 using namespace distlab;
-using strategy::FloatRange;
-using strategy::Message;
-using strategy::Role;
-using strategy::Tag;
-using strategy::TaskId;
+using namespace distlab::bench;
 
 namespace {
-
-struct Size {
-  std::string name;
-  int64_t bytes = 0;
-};
-
-struct Options {
-  int procs = 2;
-  std::optional<int> rank;
-  std::vector<uint16_t> ports;
-  bool tf_config = false;
-  bool ps = false;
-  std::vector<std::string> sizes = {"1KB", "1MB", "25MB", "100MB"};
-  double iter_scale = 1.0;
-  int warmup = 2;
-  double timeout_s = 600;
-  bool breakdown = false;
-  int64_t segment_bytes = strategy::StrategyConfig{}.segment_bytes;
-};
-
-// "1KB", "25MB", "1GB" (binary multiples, as the peer's sizes), or bytes.
-Size parse_size(const std::string& text) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw InputError("--sizes: '" + text + "' is not a size (1KB, 1MB, 25MB, 100MB, or bytes)");
-  }
-  const std::string unit = text.substr(used);
-  int shift = 0;
-  if (unit == "KB" || unit == "K") {
-    shift = 10;
-  } else if (unit == "MB" || unit == "M") {
-    shift = 20;
-  } else if (unit == "GB" || unit == "G") {
-    shift = 30;
-  } else if (!unit.empty() && unit != "B") {
-    throw InputError("--sizes: unknown unit in '" + text + "' (KB, MB, GB)");
-  }
-  const int64_t bytes = static_cast<int64_t>(value) << shift;
-  if (bytes < 4 || bytes % 4 != 0) {
-    throw InputError("--sizes: '" + text + "' is not a positive multiple of 4 bytes");
-  }
-  return {text, bytes};
-}
-
-// The peer's iteration counts (torch_allreduce.py, iters_for).
-int iters_for(int64_t bytes, double scale) {
-  const int base = bytes <= (64 << 10)   ? 200
-                   : bytes <= (4 << 20)  ? 40
-                   : bytes <= (32 << 20) ? 12
-                                         : 6;
-  return std::max(3, static_cast<int>(base * scale));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Everybody in `ring` has entered (a ring all-reduce cannot finish before
-// every member has sent its first chunk).
-void barrier(strategy::Runtime& runtime, const std::vector<TaskId>& ring, int rank, int64_t& step) {
-  std::vector<float> token(ring.size(), 1.0f);
-  strategy::ring_allreduce(runtime, ring, rank, FloatRange(token), step++);
-}
-
-void run_allreduce(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o) {
-  const auto& cluster = runtime.cluster();
-  const std::vector<TaskId> ring = cluster.tasks();
-  const int p = static_cast<int>(ring.size());
-  const int rank = cluster.ordinal(runtime.self());
-  int64_t step = 0;
-  const int64_t segment_floats = o.segment_bytes / 4;
-  auto allreduce = [&](FloatRange data, int64_t at_step) {
-    strategy::ring_allreduce(runtime, ring, rank, data, at_step, segment_floats);
-  };
-  for (const Size& size : sizes) {
-    const int64_t n = size.bytes / 4;
-    std::vector<float> data(n, 1.0f);
-    const int iters = iters_for(size.bytes, o.iter_scale);
-    for (int i = 0; i < o.warmup; ++i) allreduce(FloatRange(data), step++);
-    // Each rank's times in its own slots; summed over ranks, every slot
-    // holds one rank's time exactly (x + 0 = x).
-    std::vector<float> times(static_cast<std::size_t>(p) * iters, 0.0f);
-    // This rank's accounting over the timed all-reduces (--breakdown).
-    double in_ops = 0, adding = 0, waiting = 0, receiving = 0;
-    for (int it = 0; it < iters; ++it) {
-      std::fill(data.begin(), data.end(), 1.0f);
-      barrier(runtime, ring, rank, step);
-      const strategy::TaskLog& log = runtime.log();
-      adding -= log.compute_seconds;
-      waiting -= log.waiting_seconds;
-      receiving -= log.communication_seconds;
-      const auto start = std::chrono::steady_clock::now();
-      allreduce(FloatRange(data), step++);
-      const double elapsed = seconds_since(start);
-      adding += log.compute_seconds;
-      waiting += log.waiting_seconds;
-      receiving += log.communication_seconds;
-      in_ops += elapsed;
-      times[static_cast<std::size_t>(rank) * iters + it] = static_cast<float>(elapsed);
-      const bool last = it + 1 == iters;
-      const auto wrong = last ? std::find_if(data.begin(), data.end(),
-                                             [&](float v) { return v != static_cast<float>(p); })
-                              : (data.front() != static_cast<float>(p)  ? data.begin()
-                                 : data.back() != static_cast<float>(p) ? data.end() - 1
-                                                                        : data.end());
-      if (wrong != data.end()) {
-        throw Error("all-reduce of " + size.name + ": element " +
-                    std::to_string(wrong - data.begin()) + " is " + std::to_string(*wrong) +
-                    ", not " + std::to_string(p));
-      }
-    }
-    if (o.breakdown) {
-      // Where this rank's time in the timed all-reduces went, per iteration:
-      // adding, blocked before a message began to arrive, receiving it, and
-      // the rest (copying chunks into messages, sending, this loop).
-      const double other = in_ops - adding - waiting - receiving;
-      std::fprintf(stderr,
-                   "rank %d %s: %.3f ms an iteration: add %.3f, wait %.3f, receive+send %.3f, "
-                   "other %.3f\n",
-                   rank, size.name.c_str(), in_ops / iters * 1e3, adding / iters * 1e3,
-                   waiting / iters * 1e3, receiving / iters * 1e3, other / iters * 1e3);
-    }
-    strategy::ring_allreduce(runtime, ring, rank, FloatRange(times), step++);
-    std::vector<double> slowest(iters, 0.0);
-    for (int r = 0; r < p; ++r) {
-      for (int it = 0; it < iters; ++it) {
-        slowest[it] = std::max(slowest[it], static_cast<double>(times[r * iters + it]));
-      }
-    }
-    if (rank == 0) {
-      const double med = median(slowest);
-      const nlohmann::json row = {{"mode", "allreduce"},
-                                  {"p", p},
-                                  {"size", size.name},
-                                  {"bytes", size.bytes},
-                                  {"iters", iters},
-                                  {"median_s", med},
-                                  {"min_s", *std::min_element(slowest.begin(), slowest.end())},
-                                  {"algbw_GBps", size.bytes / med / 1e9},
-                                  {"busbw_GBps", 2.0 * (p - 1) / p * size.bytes / med / 1e9}};
-      std::printf("%s\n", row.dump().c_str());
-      std::fflush(stdout);
-    }
-  }
-}
-
-Message ps_request(strategy::PsRequest what, int64_t step) {
-  Message m = strategy::make_message(Tag::kToParameterServer, step, 0, nullptr);
-  m.op = static_cast<int32_t>(what);
-  return m;
-}
-
-void run_ps(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o) {
-  using strategy::PsRequest;
-  const auto& cluster = runtime.cluster();
-  const std::vector<TaskId> all = cluster.tasks();
-  const int rank = cluster.ordinal(runtime.self());
-  const int workers = cluster.workers;
-  const TaskId server{Role::kPs, 0};
-  const bool is_ps = runtime.self().role == Role::kPs;
-  constexpr float kLearningRate = 1.0f / 1024;
-  int64_t barrier_step = 0;
-  for (const Size& size : sizes) {
-    const int64_t n = size.bytes / 4;
-    const int iters = iters_for(size.bytes, o.iter_scale);
-    if (is_ps) {
-      std::vector<float> values(n, 1.0f);
-      int64_t version = 0;
-      // Answers pulls and applies pushes until `pushes` more have come.
-      auto serve = [&](int64_t pushes) {
-        while (pushes > 0) {
-          Message m = runtime.recv_any(Tag::kToParameterServer);
-          if (m.op == static_cast<int32_t>(PsRequest::kPull)) {
-            Message reply = strategy::make_message(Tag::kParameters, m.step, n, values.data());
-            reply.version = version;
-            runtime.send(m.from, std::move(reply));
-          } else if (m.op == static_cast<int32_t>(PsRequest::kPush)) {
-            if (m.values.size() != values.size()) {
-              throw Error("ps: a push of " + std::to_string(m.bytes) + " bytes");
-            }
-            const float* g = m.values.data();
-            float* v = values.data();
-            for (int64_t i = 0; i < n; ++i) v[i] -= kLearningRate * g[i];
-            ++version;
-            --pushes;
-          } else {
-            throw Error("ps: unexpected request " + std::to_string(m.op));
-          }
-        }
-      };
-      serve(static_cast<int64_t>(o.warmup) * workers);
-      barrier(runtime, all, rank, barrier_step);
-      const auto start = std::chrono::steady_clock::now();
-      serve(static_cast<int64_t>(iters) * workers);
-      const double elapsed = seconds_since(start);
-      // No worker pulls the next size before every push of this one is in.
-      barrier(runtime, all, rank, barrier_step);
-      // Every push was a gradient of ones: the values are exact.
-      const float expected = 1.0f - kLearningRate * static_cast<float>(version);
-      if (values.front() != expected || values.back() != expected) {
-        throw Error("ps: after " + std::to_string(version) + " pushes the values are " +
-                    std::to_string(values.front()) + ", not " + std::to_string(expected));
-      }
-      const int64_t pushes = static_cast<int64_t>(iters) * workers;
-      const nlohmann::json row = {{"mode", "ps"},
-                                  {"p", cluster.task_count()},
-                                  {"workers", workers},
-                                  {"size", size.name},
-                                  {"bytes", size.bytes},
-                                  {"pushes", pushes},
-                                  {"elapsed_s", elapsed},
-                                  {"pushes_per_s", pushes / elapsed},
-                                  {"GBps", 2.0 * size.bytes * pushes / elapsed / 1e9}};
-      std::printf("%s\n", row.dump().c_str());
-      std::fflush(stdout);
-    } else {
-      std::vector<float> params(n, 0.0f);
-      const std::vector<float> gradient(n, 1.0f);
-      int64_t step = 0;
-      auto train_step = [&] {
-        runtime.send(server, ps_request(PsRequest::kPull, step));
-        const Message reply = runtime.recv(server, Tag::kParameters);
-        if (reply.values.size() != params.size()) {
-          throw Error("worker: parameters of " + std::to_string(reply.bytes) + " bytes where " +
-                      std::to_string(size.bytes) + " were expected");
-        }
-        std::copy(reply.values.begin(), reply.values.end(), params.begin());
-        Message push = strategy::make_message(Tag::kToParameterServer, step, n, gradient.data());
-        push.op = static_cast<int32_t>(PsRequest::kPush);
-        push.version = reply.version;
-        runtime.send(server, std::move(push));
-        ++step;
-      };
-      for (int i = 0; i < o.warmup; ++i) train_step();
-      barrier(runtime, all, rank, barrier_step);
-      for (int i = 0; i < iters; ++i) train_step();
-      barrier(runtime, all, rank, barrier_step);
-    }
-  }
-}
 
 realnet::TaskAssignment assignment_of(const Options& o) {
   if (o.tf_config) {
@@ -361,10 +102,10 @@ int run_process(const Options& o, const std::vector<Size>& sizes) {
     if (runtime.cluster().ps != 1 || runtime.cluster().replicas() < 1) {
       throw InputError("--ps needs one ps and at least one worker");
     }
-    run_ps(runtime, sizes, o);
+    run_ps_benchmark(runtime, sizes, o);
   } else {
     if (runtime.cluster().ps != 0) throw InputError("the all-reduce needs a cluster without ps");
-    run_allreduce(runtime, sizes, o);
+    run_ring_benchmark(runtime, sizes, o);
   }
   runtime.disconnect();
   return 0;

@@ -1,0 +1,117 @@
+// Parameter-server push/pull throughput over the TCP runtime (see
+// realnet_allreduce.cc for the protocol).
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "realnet_bench.h"
+#include "strategy/parameter_server.h"
+
+namespace distlab::bench {
+namespace {
+
+using strategy::Message;
+using strategy::Role;
+using strategy::Tag;
+using strategy::TaskId;
+
+Message ps_request(strategy::PsRequest what, int64_t step) {
+  Message m = strategy::make_message(Tag::kToParameterServer, step, 0, nullptr);
+  m.op = static_cast<int32_t>(what);
+  return m;
+}
+
+}  // namespace
+
+void run_ps_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
+                      const Options& o) {
+  using strategy::PsRequest;
+  const auto& cluster = runtime.cluster();
+  const std::vector<TaskId> all = cluster.tasks();
+  const int rank = cluster.ordinal(runtime.self());
+  const int workers = cluster.workers;
+  const TaskId server{Role::kPs, 0};
+  const bool is_ps = runtime.self().role == Role::kPs;
+  constexpr float kLearningRate = 1.0f / 1024;
+  int64_t barrier_step = 0;
+  for (const Size& size : sizes) {
+    const int64_t n = size.bytes / 4;
+    const int iters = iters_for(size.bytes, o.iter_scale);
+    if (is_ps) {
+      std::vector<float> values(n, 1.0f);
+      int64_t version = 0;
+      // Answers pulls and applies pushes until `pushes` more have come.
+      auto serve = [&](int64_t pushes) {
+        while (pushes > 0) {
+          Message m = runtime.recv_any(Tag::kToParameterServer);
+          if (m.op == static_cast<int32_t>(PsRequest::kPull)) {
+            Message reply = strategy::make_message(Tag::kParameters, m.step, n, values.data());
+            reply.version = version;
+            runtime.send(m.from, std::move(reply));
+          } else if (m.op == static_cast<int32_t>(PsRequest::kPush)) {
+            if (m.values.size() != values.size()) {
+              throw Error("ps: a push of " + std::to_string(m.bytes) + " bytes");
+            }
+            const float* g = m.values.data();
+            float* v = values.data();
+            for (int64_t i = 0; i < n; ++i) v[i] -= kLearningRate * g[i];
+            ++version;
+            --pushes;
+          } else {
+            throw Error("ps: unexpected request " + std::to_string(m.op));
+          }
+        }
+      };
+      serve(static_cast<int64_t>(o.warmup) * workers);
+      barrier(runtime, all, rank, barrier_step);
+      const auto start = std::chrono::steady_clock::now();
+      serve(static_cast<int64_t>(iters) * workers);
+      const double elapsed = seconds_since(start);
+      // No worker pulls the next size before every push of this one is in.
+      barrier(runtime, all, rank, barrier_step);
+      // Every push was a gradient of ones: the values are exact.
+      const float expected = 1.0f - kLearningRate * static_cast<float>(version);
+      if (values.front() != expected || values.back() != expected) {
+        throw Error("ps: after " + std::to_string(version) + " pushes the values are " +
+                    std::to_string(values.front()) + ", not " + std::to_string(expected));
+      }
+      const int64_t pushes = static_cast<int64_t>(iters) * workers;
+      const nlohmann::json row = {{"mode", "ps"},
+                                  {"p", cluster.task_count()},
+                                  {"workers", workers},
+                                  {"size", size.name},
+                                  {"bytes", size.bytes},
+                                  {"pushes", pushes},
+                                  {"elapsed_s", elapsed},
+                                  {"pushes_per_s", pushes / elapsed},
+                                  {"GBps", 2.0 * size.bytes * pushes / elapsed / 1e9}};
+      std::printf("%s\n", row.dump().c_str());
+      std::fflush(stdout);
+    } else {
+      std::vector<float> params(n, 0.0f);
+      const std::vector<float> gradient(n, 1.0f);
+      int64_t step = 0;
+      auto train_step = [&] {
+        runtime.send(server, ps_request(PsRequest::kPull, step));
+        const Message reply = runtime.recv(server, Tag::kParameters);
+        if (reply.values.size() != params.size()) {
+          throw Error("worker: parameters of " + std::to_string(reply.bytes) + " bytes where " +
+                      std::to_string(size.bytes) + " were expected");
+        }
+        std::copy(reply.values.begin(), reply.values.end(), params.begin());
+        Message push = strategy::make_message(Tag::kToParameterServer, step, n, gradient.data());
+        push.op = static_cast<int32_t>(PsRequest::kPush);
+        push.version = reply.version;
+        runtime.send(server, std::move(push));
+        ++step;
+      };
+      for (int i = 0; i < o.warmup; ++i) train_step();
+      barrier(runtime, all, rank, barrier_step);
+      for (int i = 0; i < iters; ++i) train_step();
+      barrier(runtime, all, rank, barrier_step);
+    }
+  }
+}
+
+}  // namespace distlab::bench
