@@ -382,8 +382,13 @@ void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
 }
 
 void TcpRuntime::on_message(Message message) {
-  std::lock_guard lock(mutex_);
-  inbox_[static_cast<int>(message.tag)].push_back(std::move(message));
+  {
+    std::lock_guard lock(mutex_);
+    inbox_[static_cast<int>(message.tag)].push_back(std::move(message));
+  }
+  // Outside the lock, so that the woken task does not wake only to wait for
+  // the mutex (a message is a wake-up; the destructor joins this thread
+  // before the condition variable goes).
   changed_.notify_all();
 }
 
