@@ -12,6 +12,7 @@ std::size_t capacity_bytes(const std::vector<float>& buffer) {
 }  // namespace
 
 std::vector<float> BufferPool::take(std::size_t count) {
+  std::unique_lock lock(mutex_);
   std::size_t best = kept_.size();
   for (std::size_t i = 0; i < kept_.size(); ++i) {
     if (kept_[i].capacity() < count) continue;
@@ -24,6 +25,7 @@ std::vector<float> BufferPool::take(std::size_t count) {
     kept_.pop_back();
     kept_bytes_ -= capacity_bytes(buffer);
   }
+  lock.unlock();
   // A kept buffer is as long as the message it carried: no values are
   // written unless this one is longer (segments differ by a float at most).
   buffer.resize(count);
@@ -32,9 +34,24 @@ std::vector<float> BufferPool::take(std::size_t count) {
 
 void BufferPool::give(std::vector<float> buffer) {
   const std::size_t bytes = capacity_bytes(buffer);
-  if (bytes == 0 || kept_bytes_ + bytes > max_bytes_) return;
+  if (bytes == 0) return;
+  std::unique_lock lock(mutex_);
+  if (kept_.size() >= kMaxBuffers || kept_bytes_ + bytes > max_bytes_) {
+    lock.unlock();  // the buffer is freed outside the lock
+    return;
+  }
   kept_bytes_ += bytes;
   kept_.push_back(std::move(buffer));
+}
+
+std::size_t BufferPool::kept_bytes() const {
+  std::lock_guard lock(mutex_);
+  return kept_bytes_;
+}
+
+std::size_t BufferPool::kept_buffers() const {
+  std::lock_guard lock(mutex_);
+  return kept_.size();
 }
 
 }  // namespace distlab::realnet

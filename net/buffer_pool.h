@@ -5,16 +5,21 @@
 // zero-fills nothing (from 1 MB up, glibc would otherwise hand out fresh
 // pages, which the kernel zeroes, for every message).
 //
-// Not thread-safe: the TCP runtime uses it from its io thread only.
+// Thread-safe: the io thread takes buffers for its reads, and both it and
+// the task's thread give back the buffers they have written.
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 namespace distlab::realnet {
 
 class BufferPool {
  public:
+  // At most this many buffers are kept, so that take() stays a short scan.
+  static constexpr std::size_t kMaxBuffers = 64;
+
   // Keeps buffers up to `max_bytes` of capacity in all.
   explicit BufferPool(std::size_t max_bytes) : max_bytes_(max_bytes) {}
 
@@ -24,10 +29,11 @@ class BufferPool {
   // Keeps `buffer` for a later take() if it fits under the limit.
   void give(std::vector<float> buffer);
 
-  std::size_t kept_bytes() const { return kept_bytes_; }
-  std::size_t kept_buffers() const { return kept_.size(); }
+  std::size_t kept_bytes() const;
+  std::size_t kept_buffers() const;
 
  private:
+  mutable std::mutex mutex_;
   std::size_t max_bytes_;
   std::size_t kept_bytes_ = 0;
   std::vector<std::vector<float>> kept_;

@@ -1,7 +1,12 @@
 #include "net/tcp_runtime.h"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <future>
 #include <optional>
 #include <variant>
@@ -30,11 +35,13 @@ constexpr std::size_t kWakeBytes = std::size_t{1} << 20;
 }  // namespace
 
 // One TCP connection to one peer: the handshake, then frames both ways.
-// Everything here runs on the io thread.
+// Everything here runs on the io thread, except send_message(), which the
+// task's thread calls: the write side (queue_, writing_, closed_) is shared
+// under write_mutex_.
 class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(TcpRuntime& runtime, tcp::socket socket, std::optional<int> peer)
-      : runtime_(runtime), socket_(std::move(socket)), peer_(peer) {}
+      : runtime_(runtime), socket_(std::move(socket)), fd_(socket_.native_handle()), peer_(peer) {}
 
   // The dialling side: hello first.
   void start_as_connector() {
@@ -48,12 +55,88 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     read_header();
   }
 
-  // Queues a frame (handshake, goodbye) or a message.
+  // Queues a frame (handshake, goodbye); io thread.
   void write_frame(const Frame& frame) {
-    queue_.push_back({encode_frame(frame), {}});
-    if (!writing_) write_next();
+    std::unique_lock lock(write_mutex_);
+    if (closed_) return;
+    queue_.push_back({.bytes = encode_frame(frame)});
+    if (writing_) return;
+    writing_ = true;
+    lock.unlock();
+    write_next();
   }
-  void write_message(Message message) {
+
+  // Sends a message; the task's thread. When nothing is queued, the task
+  // writes what the socket takes at once, itself: the io thread is not
+  // woken for it, and the two threads share the work of a busy connection
+  // (on loopback, the sender's system call also runs the receiving side of
+  // TCP). What the socket does not take, the io thread writes, in order.
+  void send_message(Message message) {
+    Outgoing out = outgoing(std::move(message));
+    std::unique_lock lock(write_mutex_);
+    if (closed_) return;  // the connection's failure is reported by the io thread
+    if (writing_) {
+      queue_.push_back(std::move(out));
+      return;
+    }
+    // Under the lock, so that close() never closes the descriptor under a
+    // write in progress.
+    std::string error;
+    const bool ok = write_without_blocking(out, error);
+    if (ok && out.written == out.size()) {
+      lock.unlock();
+      recycle(out);
+      return;
+    }
+    if (!ok) {
+      closed_ = true;
+      lock.unlock();
+      asio::post(socket_.get_executor(),
+                 [self = shared_from_this(), error] { self->fail("cannot write: " + error); });
+      return;
+    }
+    writing_ = true;
+    queue_.push_back(std::move(out));
+    lock.unlock();
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_next(); });
+  }
+
+  void close() {
+    std::lock_guard lock(write_mutex_);
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+  std::optional<int> peer() const { return peer_; }
+  // Nothing left to write (a closed connection never writes again).
+  bool idle() {
+    std::lock_guard lock(write_mutex_);
+    return queue_.empty() || closed_;
+  }
+  std::string peer_name() const {
+    return peer_ ? strategy::task_name(runtime_.cluster().task_at(*peer_)) : "a connecting task";
+  }
+
+ private:
+  struct Outgoing {
+    std::vector<std::byte> bytes;      // header (and a small frame's payload)
+    std::unique_ptr<Message> message;  // a message's floats, written in place
+    std::span<const std::byte> payload;
+    std::vector<std::byte> filler;
+    std::size_t written = 0;  // of bytes, then payload
+
+    std::size_t size() const { return bytes.size() + payload.size(); }
+    // What is left to write, as at most two buffers.
+    std::array<std::span<const std::byte>, 2> rest() const {
+      if (written < bytes.size()) {
+        return {std::span<const std::byte>(bytes).subspan(written), payload};
+      }
+      return {payload.subspan(written - bytes.size()), std::span<const std::byte>()};
+    }
+  };
+
+  Outgoing outgoing(Message message) const {
     Outgoing out;
     out.message = std::make_unique<Message>(std::move(message));
     const MessageFrame frame =
@@ -66,50 +149,68 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
       out.filler.resize(frame.header.length);
       out.payload = out.filler;
     }
-    queue_.push_back(std::move(out));
-    if (!writing_) write_next();
-  }
-  void close() {
-    boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-  }
-  std::optional<int> peer() const { return peer_; }
-  // Nothing left to write (a failed connection never writes again).
-  bool idle() const { return queue_.empty() || failed_; }
-  std::string peer_name() const {
-    return peer_ ? strategy::task_name(runtime_.cluster().task_at(*peer_)) : "a connecting task";
+    return out;
   }
 
- private:
-  struct Outgoing {
-    std::vector<std::byte> bytes;      // header (and a small frame's payload)
-    std::unique_ptr<Message> message;  // a message's floats, written in place
-    std::span<const std::byte> payload;
-    std::vector<std::byte> filler;
-  };
+  // Writes as much of `out` as the socket takes now. False, with `error`,
+  // when the connection is broken.
+  bool write_without_blocking(Outgoing& out, std::string& error) {
+    while (out.written < out.size()) {
+      const auto rest = out.rest();
+      std::array<iovec, 2> parts{};
+      std::size_t count = 0;
+      for (const auto& part : rest) {
+        if (part.empty()) continue;
+        parts[count++] = {const_cast<std::byte*>(part.data()), part.size()};
+      }
+      msghdr header{};
+      header.msg_iov = parts.data();
+      header.msg_iovlen = count;
+      const ssize_t sent = ::sendmsg(fd_, &header, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (sent >= 0) {
+        out.written += static_cast<std::size_t>(sent);
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return true;
+      } else if (errno != EINTR) {
+        error = std::strerror(errno);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A written message's buffer serves the next payload read.
+  void recycle(Outgoing& out) {
+    if (out.message) runtime_.spare_buffers_.give(std::move(out.message->values));
+  }
 
   HandshakeConfig config() const {
     return {
         .secret = runtime_.options_.secret, .cluster = runtime_.cluster(), .self = runtime_.self()};
   }
 
+  // Writes the queue's front, then the rest of the queue; io thread, while
+  // writing_ is set.
   void write_next() {
-    if (queue_.empty()) {
+    std::unique_lock lock(write_mutex_);
+    if (queue_.empty() || closed_) {
       writing_ = false;
       return;
     }
-    writing_ = true;
-    Outgoing& out = queue_.front();
-    std::array<asio::const_buffer, 2> buffers = {
-        asio::buffer(out.bytes), asio::buffer(out.payload.data(), out.payload.size())};
+    // The front stays where it is while the task's thread pushes behind it.
+    const auto rest = queue_.front().rest();
+    lock.unlock();
+    const std::array<asio::const_buffer, 2> buffers = {
+        asio::buffer(rest[0].data(), rest[0].size()), asio::buffer(rest[1].data(), rest[1].size())};
     asio::async_write(socket_, buffers, [self = shared_from_this()](auto error, std::size_t) {
       if (error) return self->fail("cannot write: " + error.message());
-      // A written message's buffer serves the next payload read.
-      if (auto& message = self->queue_.front().message) {
-        self->runtime_.spare_buffers_.give(std::move(message->values));
+      Outgoing done;
+      {
+        std::lock_guard lock(self->write_mutex_);
+        done = std::move(self->queue_.front());
+        self->queue_.pop_front();
       }
-      self->queue_.pop_front();
+      self->recycle(done);
       self->write_next();
     });
   }
@@ -254,17 +355,21 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
 
   TcpRuntime& runtime_;
   tcp::socket socket_;
+  const int fd_;  // socket_'s descriptor, for the task thread's writes
   std::optional<int> peer_;
   std::variant<std::monostate, ConnectorHandshake, AcceptorHandshake> handshake_;
   std::array<std::byte, kHeaderBytes> header_bytes_{};
   FrameHeader current_;
   std::vector<std::byte> payload_;
   Message message_;
-  std::deque<Outgoing> queue_;
-  bool writing_ = false;
   bool failed_ = false;
   bool goodbye_received_ = false;
   std::size_t wake_bytes_ = 1;  // the socket's receive low watermark
+
+  std::mutex write_mutex_;
+  std::deque<Outgoing> queue_;  // what the io thread writes, in order
+  bool writing_ = false;        // the io thread is writing: the task queues
+  bool closed_ = false;         // failed or closed: nothing more is written
 };
 
 TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options)
@@ -413,10 +518,8 @@ void TcpRuntime::throw_failure() {
 }
 
 void TcpRuntime::transmit(TaskId to, Message message) {
-  const int peer = cluster().ordinal(to);
-  asio::post(io_, [this, peer, message = std::move(message)]() mutable {
-    if (peers_[peer]) peers_[peer]->write_message(std::move(message));
-  });
+  // peers_ is complete once connect() has returned, and stays so.
+  if (const auto& peer = peers_[cluster().ordinal(to)]) peer->send_message(std::move(message));
 }
 
 Message TcpRuntime::receive(strategy::Tag tag) {

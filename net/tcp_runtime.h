@@ -4,9 +4,10 @@
 //
 // The io_context runs on its own thread; the strategy's calls block on the
 // runtime's own state, never on a socket:
-//   - send() queues the message on its connection and returns (buffered,
-//     as runtime.h requires); one write is in flight per connection and a
-//     message's floats are written from the message itself, without a copy;
+//   - send() writes what the socket takes at once, from the task's thread,
+//     and leaves the rest to the io thread (buffered, as runtime.h
+//     requires); one write is in flight per connection, and a message's
+//     floats are written from the message itself, without a copy;
 //   - payloads are read straight into the received message's floats, in
 //     buffers of messages already written when there are some (a ring
 //     passes on what it receives: buffer_pool.h);
@@ -95,7 +96,7 @@ class TcpRuntime : public strategy::Runtime {
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
   std::thread io_thread_;
-  // Buffers of written messages, reused for payloads (io thread only).
+  // Buffers of written messages, reused for payloads.
   BufferPool spare_buffers_{std::size_t{64} << 20};
 
   // Shared with the io thread, under mutex_.

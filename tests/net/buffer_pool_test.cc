@@ -51,3 +51,10 @@ TEST_CASE("the pool keeps no more than its limit and nothing empty") {
   CHECK(big.size() == 5000);
   CHECK(pool.kept_buffers() == 1);
 }
+
+TEST_CASE("the pool keeps at most kMaxBuffers buffers, however small") {
+  BufferPool pool(1 << 20);
+  for (std::size_t i = 0; i < BufferPool::kMaxBuffers + 10; ++i) pool.give(std::vector<float>(4));
+  CHECK(pool.kept_buffers() == BufferPool::kMaxBuffers);
+  CHECK(pool.kept_bytes() == BufferPool::kMaxBuffers * 16);
+}
