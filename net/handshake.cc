@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,30 @@ std::vector<std::byte> concat(std::span<const std::byte> a, std::span<const std:
 
 bool authenticated_frame(const FrameHeader& header) {
   return (header.flags & kFlagAuthenticated) != 0;
+}
+
+struct Refusal {
+  HandshakeProblem problem;
+  std::string what;
+};
+
+// What both sides refuse before looking at what a frame says: any frame
+// once the handshake has `ended`, a payload of another length than its
+// header announces, and a goodbye (the other side gave up).
+std::optional<Refusal> refused_on_either_side(bool ended, const FrameHeader& header,
+                                              std::span<const std::byte> payload) {
+  if (ended) {
+    return Refusal{HandshakeProblem::kUnexpectedFrame, "a frame after the handshake ended"};
+  }
+  if (payload.size() != header.length) {
+    return Refusal{HandshakeProblem::kUnexpectedFrame,
+                   "a payload of " + std::to_string(payload.size()) +
+                       " bytes where the header says " + std::to_string(header.length)};
+  }
+  if (header.type == FrameType::kGoodbye) {
+    return Refusal{HandshakeProblem::kRefused, "refused: " + goodbye_reason(payload)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -168,16 +194,9 @@ Frame ConnectorHandshake::hello() {
 std::optional<Frame> ConnectorHandshake::on_frame(const FrameHeader& header,
                                                   std::span<const std::byte> payload) {
   if (state_ == State::kStart) fail(HandshakeProblem::kUnexpectedFrame, "a frame before hello");
-  if (state_ == State::kDone || state_ == State::kFailed) {
-    fail(HandshakeProblem::kUnexpectedFrame, "a frame after the handshake ended");
-  }
-  if (payload.size() != header.length) {
-    fail(HandshakeProblem::kUnexpectedFrame, "a payload of " + std::to_string(payload.size()) +
-                                                 " bytes where the header says " +
-                                                 std::to_string(header.length));
-  }
-  if (header.type == FrameType::kGoodbye) {
-    fail(HandshakeProblem::kRefused, "refused: " + goodbye_reason(payload));
+  const bool ended = state_ == State::kDone || state_ == State::kFailed;
+  if (auto refusal = refused_on_either_side(ended, header, payload)) {
+    fail(refusal->problem, refusal->what);
   }
   if (header.sender != acceptor_) {
     fail(HandshakeProblem::kWrongPeer, "the task at its address is " +
@@ -244,16 +263,9 @@ std::optional<strategy::TaskId> AcceptorHandshake::peer() const {
 
 std::optional<Frame> AcceptorHandshake::on_frame(const FrameHeader& header,
                                                  std::span<const std::byte> payload) {
-  if (state_ == State::kDone || state_ == State::kFailed) {
-    fail(HandshakeProblem::kUnexpectedFrame, "a frame after the handshake ended");
-  }
-  if (payload.size() != header.length) {
-    fail(HandshakeProblem::kUnexpectedFrame, "a payload of " + std::to_string(payload.size()) +
-                                                 " bytes where the header says " +
-                                                 std::to_string(header.length));
-  }
-  if (header.type == FrameType::kGoodbye) {
-    fail(HandshakeProblem::kRefused, "refused: " + goodbye_reason(payload));
+  const bool ended = state_ == State::kDone || state_ == State::kFailed;
+  if (auto refusal = refused_on_either_side(ended, header, payload)) {
+    fail(refusal->problem, refusal->what);
   }
   const auto secret = secret_bytes(config_.secret);
   if (state_ == State::kAwaitHello) {

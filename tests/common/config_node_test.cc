@@ -3,22 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.h"
+#include "support/error_message.h"
 
 using distlab::ConfigError;
 using distlab::ConfigNode;
+using distlab::testing::message_of;
 
 namespace {
-
-// Runs `f` and returns the ConfigError message it throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 const char* kDoc =
     "name: demo\n"
@@ -45,42 +36,49 @@ TEST_CASE("Config errors name the file, the line and the key") {
   const auto root = ConfigNode::load_string(kDoc, "demo.yaml");
 
   SECTION("an unknown key suggests the closest allowed one") {
-    const auto msg = error_of([&] { root.at("layers")[1].at("dense").allow_only({"units"}); });
+    const auto msg =
+        message_of<ConfigError>([&] { root.at("layers")[1].at("dense").allow_only({"units"}); });
     CHECK(msg == "demo.yaml:4: layers[1].dense.unitz: unknown key (did you mean 'units'?)");
   }
   SECTION("a value out of range gives the range") {
-    const auto msg = error_of([&] { root.at("rate").as_double(0, 0.25); });
+    const auto msg = message_of<ConfigError>([&] { root.at("rate").as_double(0, 0.25); });
     CHECK(msg == "demo.yaml:5: rate: must be between 0 and 0.25, got 0.5");
   }
   SECTION("a missing key points at its parent") {
-    const auto msg = error_of([&] { root.at("layers")[1].at("dense").at("units"); });
+    const auto msg = message_of<ConfigError>([&] { root.at("layers")[1].at("dense").at("units"); });
     CHECK(msg == "demo.yaml:4: layers[1].dense: missing required key 'units'");
   }
   SECTION("a wrong type says what was found") {
-    const auto msg = error_of([&] { root.at("name").as_int(0, 10); });
+    const auto msg = message_of<ConfigError>([&] { root.at("name").as_int(0, 10); });
     CHECK(msg == "demo.yaml:1: name: expected an integer, got 'demo'");
   }
   SECTION("an unknown choice lists or guesses") {
-    const auto msg = error_of([&] { root.at("name").as_choice({"demo1", "other"}); });
+    const auto msg = message_of<ConfigError>([&] {
+      root.at("name").as_choice({"demo1", "other"});
+    });
     CHECK(msg == "demo.yaml:1: name: unknown value 'demo' (did you mean 'demo1'?)");
   }
 }
 
 TEST_CASE("Broken YAML and missing files are config errors") {
-  CHECK(
-      error_of([] { ConfigNode::load_string("a: [1, 2\n", "bad.yaml"); }).starts_with("bad.yaml:"));
-  CHECK(error_of([] { ConfigNode::load_string("", "empty.yaml"); }) ==
+  CHECK(message_of<ConfigError>([] {
+          ConfigNode::load_string("a: [1, 2\n", "bad.yaml");
+        }).starts_with("bad.yaml:"));
+  CHECK(message_of<ConfigError>([] { ConfigNode::load_string("", "empty.yaml"); }) ==
         "empty.yaml:1: the document is empty");
-  CHECK(error_of([] { ConfigNode::load_file("/nonexistent/x.yaml"); }) ==
+  CHECK(message_of<ConfigError>([] { ConfigNode::load_file("/nonexistent/x.yaml"); }) ==
         "/nonexistent/x.yaml: cannot open the file");
 }
 
 TEST_CASE("Repeated keys and keys that are not names are refused") {
   const auto twice = ConfigNode::load_string("a: 1\nb: 2\na: 3\n", "twice.yaml");
-  CHECK(error_of([&] { twice.allow_only({"a", "b"}); }) == "twice.yaml:3: a: key given twice");
+  CHECK(message_of<ConfigError>([&] {
+          twice.allow_only({"a", "b"});
+        }) == "twice.yaml:3: a: key given twice");
   const auto odd = ConfigNode::load_string("[1, 2]: x\n", "odd.yaml");
-  CHECK(error_of([&] { odd.allow_only({"a"}); }).find("a key must be a plain name") !=
-        std::string::npos);
+  CHECK(message_of<ConfigError>([&] {
+          odd.allow_only({"a"});
+        }).find("a key must be a plain name") != std::string::npos);
 }
 
 TEST_CASE("A key with nothing after it reads as an empty mapping") {

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "run/scenario.h"
+#include "support/error_message.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -29,22 +30,12 @@ using distlab::realnet::tf_config_json;
 using distlab::strategy::ClusterSpec;
 using distlab::strategy::Role;
 using distlab::strategy::TaskId;
+using distlab::testing::message_of;
 
 namespace {
 
 const std::string kSource = DISTLAB_SOURCE_DIR;
 const std::string kExamples = kSource + "/net/examples/";
-
-// Runs `f` and returns the message of the InputError it throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -151,7 +142,8 @@ TEST_CASE("A bad endpoint is refused with the value and what is wrong") {
   CAPTURE(text);
   // Lambdas capture copies, not structured bindings (clang before 16
   // refuses those).
-  CHECK_THAT(error_of([input = text] { parse_endpoint(input); }), StartsWith(expected));
+  CHECK_THAT(message_of<InputError>([input = text] { parse_endpoint(input); }),
+             StartsWith(expected));
 }
 
 TEST_CASE("Every bad cluster file of the corpus is refused with file, line, key and hint") {
@@ -294,7 +286,8 @@ TEST_CASE("A bad TF_CONFIG is refused with its JSON path") {
           "fix the task's type)"},
   }));
   CAPTURE(json);
-  CHECK_THAT(error_of([input = json] { parse_tf_config(input); }), StartsWith(expected));
+  CHECK_THAT(message_of<InputError>([input = json] { parse_tf_config(input); }),
+             StartsWith(expected));
 }
 
 TEST_CASE("The TF_CONFIG written for a task reads back as the same task") {
@@ -380,7 +373,7 @@ TEST_CASE("The command line's --cluster, --role and --index, or TF_CONFIG, say w
     const std::string& expected = std::get<4>(row);
     CAPTURE(expected);
     const char* env_text = env ? env->c_str() : nullptr;
-    const std::string message = error_of([&row, env_text] {
+    const std::string message = message_of<InputError>([&row, env_text] {
       assignment_from(std::get<0>(row), std::get<1>(row), std::get<2>(row), env_text);
     });
     CHECK_THAT(message, StartsWith(expected));
@@ -441,12 +434,13 @@ TEST_CASE("Addresses that do not match the scenario's cluster name the roles tha
   cluster.chief = {{"10.0.0.2", 2222}};
   cluster.worker = {{"10.0.0.3", 2222}, {"10.0.0.4", 2222}};
   CHECK_NOTHROW(check_matches(cluster, {.chiefs = 1, .workers = 2, .ps = 0}));
-  CHECK(error_of([&] { check_matches(cluster, {.chiefs = 1, .workers = 4, .ps = 0}); }) ==
+  CHECK(message_of<InputError>(
+            [&] { check_matches(cluster, {.chiefs = 1, .workers = 4, .ps = 0}); }) ==
         "the cluster does not match the scenario: workers: the cluster lists 2, the scenario has "
         "4 (list one address per task of the scenario, or change the scenario's cluster, e.g. "
         "--set cluster.workers=2)");
   const std::string both =
-      error_of([&] { check_matches(cluster, {.chiefs = 0, .workers = 2, .ps = 1}); });
+      message_of<InputError>([&] { check_matches(cluster, {.chiefs = 0, .workers = 2, .ps = 1}); });
   CHECK_THAT(both, Contains("chiefs: the cluster lists 1, the scenario has 0; ps: the cluster "
                             "lists 0, the scenario has 1"));
   CHECK_THAT(both, Contains("--set cluster.chief=1"));

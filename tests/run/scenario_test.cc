@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "sim/machine.h"
+#include "support/error_message.h"
 
 using namespace distlab::run;
 using distlab::ConfigError;
@@ -19,6 +20,7 @@ using distlab::strategy::Fidelity;
 using distlab::strategy::PsMode;
 using distlab::strategy::Role;
 using distlab::strategy::StrategyKind;
+using distlab::testing::message_of;
 
 namespace {
 
@@ -59,17 +61,6 @@ const std::vector<std::string>& shipped_machine_types() {
   static const std::vector<std::string> names =
       distlab::sim::MachineCatalog::load_default().machine_names();
   return names;
-}
-
-// Runs `f` and returns the ConfigError message it throws ("" if none).
-template <typename F>
-std::string config_error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const char* kFull =
@@ -179,31 +170,31 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
   CHECK(mirrored.strategy.kind == StrategyKind::kMirrored);
   CHECK(mirrored.strategy.devices == 4);
   CHECK(load("", "name: mirrored").strategy.devices == 0);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("chief: 0", "name: mirrored");
         }).find("cluster.chief: must be 1 for mirrored") != std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("", "name: mirrored, devices: -1");
         }).find("strategy.devices: must be between 0 and") != std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("ps: 1", "name: local");
         }).find("cluster.ps: strategy local has no parameter servers") != std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("ps: 1", "name: mirrored");
         }).find("cluster.ps: must be 0 for mirrored") != std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("", "name: local, bucket_bytes: 10");
         }).find("strategy.bucket_bytes: strategy local reduces no gradients in buckets") !=
         std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("workers: 1, ps: 1", "name: parameter_server, segment_bytes: 4096");
         }).find("strategy.segment_bytes: strategy parameter_server sends no ring segments") !=
         std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("workers: 1", "name: allreduce, segment_bytes: 3");
         }).find("strategy.segment_bytes: a segment must hold at least one float") !=
         std::string::npos);
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load("chief: 0, ps: 1", "name: parameter_server");
         }).find("cluster: strategy parameter_server needs at least one worker") !=
         std::string::npos);
@@ -241,7 +232,7 @@ TEST_CASE("A bad value set by an override names the override") {
   const TempDir dir;
   const std::string path = dir.write("minimal.yaml", kMinimal);
   auto error = [&](const std::string& text) {
-    return config_error_of([&] { load_scenario(path, {parse_override(text)}); });
+    return message_of<ConfigError>([&] { load_scenario(path, {parse_override(text)}); });
   };
   CHECK(error("training.epochs=abc") ==
         path +
@@ -270,11 +261,12 @@ TEST_CASE("A bad value set by an override names the override") {
             "cannot set a key inside it)");
   // An error elsewhere in the file still points at its line.
   const std::string broken = dir.write("broken.yaml", std::string(kMinimal) + "seed: -1\n");
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load_scenario(broken, {parse_override("seed=3"), parse_override("training.epochs=2")});
         }).empty());
-  CHECK(config_error_of([&] { load_scenario(broken, {parse_override("training.epochs=2")}); }) ==
-        broken + ":6: seed: must be between 0 and 9223372036854775807, got -1");
+  CHECK(message_of<ConfigError>([&] {
+          load_scenario(broken, {parse_override("training.epochs=2")});
+        }) == broken + ":6: seed: must be between 0 and 9223372036854775807, got -1");
 }
 
 TEST_CASE("Malformed overrides are input errors") {
@@ -295,10 +287,10 @@ TEST_CASE("Malformed overrides are input errors") {
 }
 
 TEST_CASE("A missing scenario file is a config error") {
-  CHECK(config_error_of([] { load_scenario("/nonexistent/s.yaml"); }) ==
+  CHECK(message_of<ConfigError>([] { load_scenario("/nonexistent/s.yaml"); }) ==
         "/nonexistent/s.yaml: cannot open the file");
   const TempDir dir;
-  CHECK(config_error_of([&] {
+  CHECK(message_of<ConfigError>([&] {
           load_scenario(dir.path().string());
         }).find("is a folder, not a scenario file") != std::string::npos);
 }
@@ -322,7 +314,7 @@ TEST_CASE("Broken scenarios are refused with file, line and key") {
     const std::string expected = first.substr(prefix.size());
     // Checked as ./simulate checks them: with the shipped machine catalog.
     const std::string message =
-        config_error_of([&] { load_scenario(file.string(), {}, shipped_machine_types()); });
+        message_of<ConfigError>([&] { load_scenario(file.string(), {}, shipped_machine_types()); });
     CAPTURE(message);
     CHECK(message.starts_with(folder.string() + "/"));
     CHECK(message.find(expected) != std::string::npos);
@@ -337,12 +329,12 @@ TEST_CASE("Machine types are checked against the backend's catalog when one is g
   // Without a catalog any name passes (./realnet runs on what it has).
   CHECK(load_scenario(path, {{"cluster.machine", "n1-standard-5"}}).cluster.chief_machine ==
         "n1-standard-5");
-  const std::string wrong = config_error_of([&] {
+  const std::string wrong = message_of<ConfigError>([&] {
     load_scenario(path, {{"cluster.ps_machine", "n1-highmem-16"}}, catalog);
   });
   CHECK_THAT(wrong, Catch::Contains("cluster.ps_machine: unknown machine type 'n1-highmem-16'"));
   CHECK_THAT(wrong, Catch::Contains("did you mean 'n1-highmem-8'"));
-  const std::string in_file = config_error_of([&] {
+  const std::string in_file = message_of<ConfigError>([&] {
     load_scenario(dir.write("typo.yaml", std::string(kMinimal) + ""), {}, {"n1-standard-8"});
   });
   CHECK_THAT(in_file, Catch::Contains("typo.yaml:3: cluster.machine: unknown machine type"));
