@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "nn/data/idx.h"
 #include "nn/data/sharding.h"
+#include "nn/kernels/kernels.h"
 #include "nn/model.h"
 #include "nn/threads.h"
 
@@ -155,7 +156,10 @@ int main(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return run_reporting_errors([&] {
     set_compute_threads(o.threads);
-    nlohmann::json result = {{"threads", o.threads}, {"models", nlohmann::json::array()}};
+    nlohmann::json result = {{"threads", o.threads},
+                             {"isa", kernels::kernels().level},
+                             {"build", kernels::build_arch()},
+                             {"models", nlohmann::json::array()}};
     for (const auto& m : o.models) result["models"].push_back(measure(m, o));
     std::printf("RESULT %s\n", result.dump().c_str());
     return 0;

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "net/launcher.h"
 #include "net/task_process.h"
+#include "nn/kernels/kernels.h"
 
 namespace {
 
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
       "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
       "AI Platform or Kubernetes do. Tasks may start in any order.\n"
-      "Exit status: 0 done, 1 the run failed, 2 bad input.");
+      "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
+      distlab::nn::kernels::isa_help());
   app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
   app.add_option("--scenario", o.task.scenario, "the scenario this task belongs to");
   app.add_option("--role", o.task.role, "chief, worker or ps (with --cluster)");
@@ -91,5 +93,8 @@ int main(int argc, char** argv) {
   app.add_flag("--progress-lines", o.task.progress_lines, "progress for the launcher")->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  return run_reporting_errors([&] { return realnet_command(o); });
+  return run_reporting_errors([&] {
+    distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
+    return realnet_command(o);
+  });
 }

@@ -9,6 +9,7 @@
 #include "net/handshake.h"
 #include "net/message_memory.h"
 #include "net/tcp_runtime.h"
+#include "nn/kernels/kernels.h"
 #include "nn/threads.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
@@ -58,6 +59,7 @@ int run_task_process(const TaskProcessOptions& o) {
   report.spans_dropped = runtime.spans_dropped();
   report.log = runtime.take_log();
   report.log.host = assignment.cluster.of(assignment.self).to_string();
+  report.log.isa = nn::kernels::kernels().level;
   runtime.disconnect();
 
   if (!o.report.empty()) {

@@ -1,6 +1,7 @@
 #include "nn/activation.h"
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 
 namespace distlab::nn {
 
@@ -15,16 +16,7 @@ std::string to_string(Activation a) {
 }
 
 void add_bias_and_activate(Activation a, MatrixMap z, const float* bias) {
-  if (bias) {
-    const ConstRowVectorMap b(bias, z.cols());
-    if (a == Activation::kRelu) {
-      z = (z.rowwise() + b).cwiseMax(0.0f);
-    } else {
-      z.rowwise() += b;
-    }
-  } else if (a == Activation::kRelu) {
-    z = z.cwiseMax(0.0f);
-  }
+  kernels::kernels().bias_activation(a, z, bias);
 }
 
 const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& dy, Matrix& dz) {
@@ -35,11 +27,7 @@ const Matrix& activation_backward(Activation a, const Matrix& y, const Matrix& d
 
 void activation_backward_into(Activation a, ConstMatrixMap y, ConstMatrixMap dy, Matrix& dz) {
   dz.resize(dy.rows(), dy.cols());
-  if (a == Activation::kNone) {
-    dz = dy;
-  } else {  // ReLU: the gradient passes where the output is positive.
-    dz.array() = (y.array() > 0.0f).select(dy.array(), 0.0f);
-  }
+  kernels::kernels().activation_gradient(a, y, dy, as_map(dz));
 }
 
 }  // namespace distlab::nn

@@ -3,6 +3,9 @@
 namespace distlab::nn {
 namespace {
 
+using kernels::Block;
+using kernels::ConstBlock;
+
 // At most this many blocks (a power of two, so that 1, 2 and 4 threads get
 // equal shares), each at least kMinBlockWidth rows or columns wide: below
 // that, packing the other operand again for every block outweighs the
@@ -16,50 +19,42 @@ Eigen::Index block_count(Eigen::Index extent) {
   return blocks;
 }
 
-// Cuts the longer side of c: a block of rows needs all of b packed, a block
-// of columns all of a, so the cut that repacks the smaller operand wins.
-template <typename A, typename B>
-void run_plan(MatrixMap c, const A& a, const B& b, bool accumulate) {
+// Rows [first, first + width) of op(m): rows of m, or columns when m is
+// transposed.
+ConstBlock rows_of_op(ConstMatrixMap m, Transpose t, Eigen::Index first, Eigen::Index width) {
+  const ConstBlock all = kernels::in(m);
+  return t == Transpose::kNo ? kernels::middle_rows(all, first, width)
+                             : kernels::middle_cols(all, first, width);
+}
+
+// Columns [first, first + width) of op(m).
+ConstBlock cols_of_op(ConstMatrixMap m, Transpose t, Eigen::Index first, Eigen::Index width) {
+  return rows_of_op(m, t == Transpose::kNo ? Transpose::kYes : Transpose::kNo, first, width);
+}
+
+}  // namespace
+
+// Cuts the longer side of c: a block of rows needs all of op(b) packed, a
+// block of columns all of op(a), so the cut that repacks the smaller
+// operand wins.
+void parallel_product(MatrixMap c, ConstMatrixMap a, Transpose ta, ConstMatrixMap b, Transpose tb,
+                      bool accumulate) {
+  const auto& k = kernels::kernels();
   const bool by_rows = c.rows() > c.cols();
   const Eigen::Index extent = by_rows ? c.rows() : c.cols();
   const Eigen::Index blocks = block_count(extent);
+  const Block all = kernels::out(c);
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (Eigen::Index i = 0; i < blocks; ++i) {
     const Eigen::Index first = extent * i / blocks;
     const Eigen::Index width = extent * (i + 1) / blocks - first;
     if (by_rows) {
-      auto out = c.middleRows(first, width);
-      if (accumulate)
-        out.noalias() += a.middleRows(first, width) * b;
-      else
-        out.noalias() = a.middleRows(first, width) * b;
+      k.product(kernels::middle_rows(all, first, width), rows_of_op(a, ta, first, width), ta,
+                kernels::in(b), tb, accumulate);
     } else {
-      auto out = c.middleCols(first, width);
-      if (accumulate)
-        out.noalias() += a * b.middleCols(first, width);
-      else
-        out.noalias() = a * b.middleCols(first, width);
+      k.product(kernels::middle_cols(all, first, width), kernels::in(a), ta,
+                cols_of_op(b, tb, first, width), tb, accumulate);
     }
-  }
-}
-
-template <typename A>
-void with_rhs(MatrixMap c, const A& a, ConstMatrixMap b, Transpose tb, bool accumulate) {
-  if (tb == Transpose::kYes) {
-    run_plan(c, a, b.transpose(), accumulate);
-  } else {
-    run_plan(c, a, b, accumulate);
-  }
-}
-
-}  // namespace
-
-void parallel_product(MatrixMap c, ConstMatrixMap a, Transpose ta, ConstMatrixMap b, Transpose tb,
-                      bool accumulate) {
-  if (ta == Transpose::kYes) {
-    with_rhs(c, a.transpose(), b, tb, accumulate);
-  } else {
-    with_rhs(c, a, b, tb, accumulate);
   }
 }
 

@@ -1,6 +1,6 @@
 #include "nn/regularizer.h"
 
-#include <Eigen/Core>
+#include "nn/eigen.h"
 
 namespace distlab::nn {
 namespace {

@@ -3,7 +3,7 @@
 // free and a convolution's GEMM output is already the next layer's input.
 #pragma once
 
-#include <Eigen/Core>
+#include "nn/eigen.h"
 #include <cstdint>
 #include <string>
 

@@ -2,7 +2,7 @@
 
 #include <omp.h>
 
-#include <Eigen/Core>
+#include "nn/eigen.h"
 
 namespace distlab::nn {
 

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/progress.h"
 #include "nn/data/data_source.h"
+#include "nn/kernels/kernels.h"
 #include "nn/threads.h"
 #include "nn/trainer.h"
 
@@ -48,6 +49,7 @@ void write_summary(const std::filesystem::path& dir, const Options& o, const Mod
                             {"data", o.data},
                             {"seed", o.seed},
                             {"threads", o.threads},
+                            {"isa", kernels::kernels().level},
                             {"batch_size", model.spec().batch_size},
                             {"parameters", model.parameter_count()},
                             {"epochs", epochs},
@@ -76,9 +78,11 @@ int run(const Options& o) {
   Model model(spec, o.seed);
   Trainer trainer(model, data.train, o.seed);
   if (!o.quiet) {
-    std::printf("training %s (%lld parameters) on %s: %lld examples, batch %d, %d epochs\n",
-                spec.name.c_str(), static_cast<long long>(model.parameter_count()), o.data.c_str(),
-                static_cast<long long>(data.train.size()), spec.batch_size, o.epochs);
+    std::printf(
+        "training %s (%lld parameters) on %s: %lld examples, batch %d, %d epochs, %s kernels\n",
+        spec.name.c_str(), static_cast<long long>(model.parameter_count()), o.data.c_str(),
+        static_cast<long long>(data.train.size()), spec.batch_size, o.epochs,
+        kernels::kernels().level);
   }
   std::vector<nlohmann::json> epochs;
   double elapsed = 0;
@@ -132,7 +136,8 @@ int main(int argc, char** argv) {
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
       "Data sources: fashion-mnist[:DIR], cifar10:DIR, synthetic[:N], taxi:FILE.csv,\n"
-      "synthetic-taxi[:N].");
+      "synthetic-taxi[:N].\n" +
+      distlab::nn::kernels::isa_help());
   app.name("./train");
   app.add_option("model", o.model,
                  "model spec (YAML); default: the lab CNN, scenarios/models/mnist_cnn.yaml");
@@ -153,5 +158,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  return run_reporting_errors([&] { return run(o); });
+  return run_reporting_errors([&] {
+    distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
+    return run(o);
+  });
 }

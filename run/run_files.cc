@@ -132,6 +132,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"role", strategy::role_name(t.task.role)},
       {"index", t.task.index},
       {"host", t.host},
+      {"isa", t.isa},
       {"steps", t.steps.size()},
       {"compute_seconds", number(t.compute_seconds)},
       {"communication_seconds", number(t.communication_seconds)},
@@ -161,6 +162,17 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
   return task;
 }
 
+// The ISA level every task's kernels ran, or "mixed: ..." when tasks ran on
+// different levels (their replicas' weights then differ in the last bits).
+std::string run_isa(const std::vector<TaskLog>& tasks) {
+  std::vector<std::string> levels;
+  for (const TaskLog& t : tasks) {
+    if (std::find(levels.begin(), levels.end(), t.isa) == levels.end()) levels.push_back(t.isa);
+  }
+  if (levels.size() == 1) return levels.front();
+  return fmt::format("mixed: {}", fmt::join(levels, ", "));
+}
+
 std::string summary_json(const RunResult& r) {
   const Totals totals = totals_of(r.tasks);
   json summary;
@@ -170,6 +182,7 @@ std::string summary_json(const RunResult& r) {
   summary["backend"] = r.backend;
   summary["fidelity"] = r.fidelity;
   summary["seed"] = r.seed;
+  summary["isa"] = run_isa(r.tasks);
   if (is_simulated(r)) summary["simulated_seconds"] = number(r.run_seconds);
   summary["run_seconds"] = number(r.run_seconds);
   summary["wall_seconds"] = number(r.wall_seconds);
@@ -387,7 +400,8 @@ std::string format_summary_table(const RunResult& r) {
   line("scenario",
        r.description.empty() ? r.scenario : fmt::format("{} ({})", r.scenario, r.description));
   line("strategy", r.strategy);
-  line("backend", fmt::format("{}, fidelity {}, seed {}", r.backend, r.fidelity, r.seed));
+  line("backend", fmt::format("{}, fidelity {}, seed {}, kernels {}", r.backend, r.fidelity, r.seed,
+                              run_isa(r.tasks)));
   if (is_simulated(r)) {
     const double speed = simulation_speed(r);
     line("time",

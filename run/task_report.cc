@@ -55,6 +55,7 @@ std::string task_report_json(const TaskReport& report) {
   return json{{"role", strategy::role_name(log.task.role)},
               {"index", log.task.index},
               {"host", log.host},
+              {"isa", log.isa},
               {"steps", std::move(steps)},
               {"spans", std::move(spans)},
               {"curve", std::move(curve)},
@@ -79,6 +80,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     strategy::TaskLog& log = r.log;
     log.task = {role_from(j.at("role").get<std::string>()), j.at("index").get<int>()};
     log.host = j.at("host").get<std::string>();
+    log.isa = j.at("isa").get<std::string>();
     for (const json& s : j.at("steps")) {
       log.steps.push_back({.step = s[0],
                            .start = s[1],

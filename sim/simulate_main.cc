@@ -14,6 +14,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/progress.h"
+#include "nn/kernels/kernels.h"
 #include "run/run_files.h"
 #include "run/scenario.h"
 #include "sim/simulation.h"
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
       "  ./simulate scenarios/cifar10_mlp_sync.yaml --fidelity timing --out runs/mlp\n"
       "Fidelity: full runs the real math in every task (losses, accuracy, weights);\n"
       "timing skips it and keeps message sizes and compute times exact.\n"
-      "Exit status: 0 done, 1 the run failed, 2 bad input (scenario, option, data).");
+      "Exit status: 0 done, 1 the run failed, 2 bad input (scenario, option, data).\n" +
+      distlab::nn::kernels::isa_help());
   app.add_option("scenario", o.scenario, "scenario file (YAML), e.g. scenarios/ps_4workers.yaml")
       ->required();
   app.add_option("--set", o.sets,
@@ -108,5 +110,8 @@ int main(int argc, char** argv) {
   app.add_option("--machines", o.machines, "machine catalog")->capture_default_str();
   app.add_flag("--quiet", o.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  return run_reporting_errors([&] { return simulate_command(o); });
+  return run_reporting_errors([&] {
+    distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
+    return simulate_command(o);
+  });
 }

@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 #include "nn/threads.h"
 #include "run/training_inputs.h"
 #include "sim/platform.h"
@@ -79,6 +80,7 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
       spans_dropped += runtime.spans_dropped();
       logs[t] = runtime.take_log();
       logs[t].host = plan.hosts[t].name + " (" + plan.hosts[t].machine + ")";
+      logs[t].isa = nn::kernels::kernels().level;
     }));
   }
   // Each task receives from its own mailboxes only: messages to it start

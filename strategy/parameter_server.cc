@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 
 namespace distlab::strategy {
 namespace {
@@ -156,8 +157,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         runtime.compute(elementwise_work("sum gradients", shard.size * (replicas - 1), 1, 3), [&] {
           std::copy(pending[0]->values.begin(), pending[0]->values.end(), sum.begin());
           for (int r = 1; r < replicas; ++r) {
-            const std::vector<float>& g = pending[r]->values;
-            for (int64_t i = 0; i < shard.size; ++i) sum[i] += g[i];
+            nn::kernels::kernels().add(sum.data(), pending[r]->values.data(), shard.size);
           }
         });
         apply(sum, -1, replicas);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 
 namespace distlab::strategy {
 namespace {
@@ -105,12 +106,11 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
       const FloatRange mine = cuts.segment(chunk, s);
       Message partial = receive_segment(runtime, previous, mine);
       runtime.compute(add.of(mine.size(), complete), [&] {
-        float* sum = partial.values.data();
-        float* own = mine.data();
+        const auto& k = nn::kernels::kernels();
         if (complete) {
-          for (int64_t i = 0; i < mine.size(); ++i) own[i] = sum[i] = sum[i] + own[i];
+          k.add_and_keep(partial.values.data(), mine.data(), mine.size());
         } else {
-          for (int64_t i = 0; i < mine.size(); ++i) sum[i] = sum[i] + own[i];
+          k.add(partial.values.data(), mine.data(), mine.size());
         }
       });
       runtime.send(next, std::move(partial));

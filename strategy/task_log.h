@@ -56,6 +56,9 @@ struct CurvePoint {
 struct TaskLog {
   TaskId task;
   std::string host;  // where it ran: a simulated host name or a real address
+  // The ISA level of the NN kernels its process ran (nn/kernels/kernels.h):
+  // replicas compute the same bits only on the same level.
+  std::string isa;
   std::vector<StepRecord> steps;
   std::vector<Span> spans;
   std::vector<CurvePoint> curve;  // the chief's only

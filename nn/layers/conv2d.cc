@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 
 namespace distlab::nn {
 
@@ -135,6 +136,7 @@ void Conv2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) 
   scratch_.resize(omp_get_max_threads());
   const auto kernel = param(kernel_);
   const float* bias = opt_.use_bias ? param(bias_).data() : nullptr;
+  const auto& k = kernels::kernels();
 #pragma omp parallel for schedule(dynamic)
   for (Eigen::Index c = 0; c < chunks; ++c) {
     const Eigen::Index first = c * per_chunk;
@@ -142,8 +144,9 @@ void Conv2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) 
     Matrix& patches = scratch().patches;
     im2col(x, first, count, patches);
     MatrixMap out(y.row(first).data(), patches.rows(), opt_.filters);  // (rows, F) view of y
-    out.noalias() = patches * kernel;
-    add_bias_and_activate(opt_.activation, out, bias);
+    k.product(kernels::out(out), kernels::in(patches), Transpose::kNo, kernels::in(kernel),
+              Transpose::kNo, /*accumulate=*/false);
+    k.bias_activation(opt_.activation, out, bias);
   }
 }
 
@@ -156,6 +159,9 @@ void Conv2D::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix
   bias_part_.resize(chunks);
   if (dx) dx->resize(batch, x.cols());
   const auto kernel = param(kernel_);
+  const auto& k = kernels::kernels();
+  for (Matrix& part : kernel_part_) part.resize(patch_size(), opt_.filters);
+  for (RowVector& part : bias_part_) part.resize(opt_.filters);
 #pragma omp parallel for schedule(dynamic)
   for (Eigen::Index c = 0; c < chunks; ++c) {
     const Eigen::Index first = c * per_chunk;
@@ -165,21 +171,28 @@ void Conv2D::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix
     // dz = dy * act'(y) for this chunk's rows, as a (rows, F) matrix.
     const ConstMatrixMap y_rows(y.row(first).data(), rows, opt_.filters);
     const ConstMatrixMap dy_rows(dy.row(first).data(), rows, opt_.filters);
-    activation_backward_into(opt_.activation, y_rows, dy_rows, s.dz);
+    s.dz.resize(rows, opt_.filters);
+    k.activation_gradient(opt_.activation, y_rows, dy_rows, as_map(s.dz));
     im2col(x, first, count, s.patches);
-    kernel_part_[c].noalias() = s.patches.transpose() * s.dz;
-    if (opt_.use_bias) bias_part_[c] = s.dz.colwise().sum();
+    k.product(kernels::out(kernel_part_[c]), kernels::in(s.patches), Transpose::kYes,
+              kernels::in(s.dz), Transpose::kNo, /*accumulate=*/false);
+    if (opt_.use_bias) {
+      bias_part_[c].setZero();
+      k.add_column_sums(as_const(as_map(s.dz)), bias_part_[c].data());
+    }
     if (dx) {
-      s.dpatches.noalias() = s.dz * kernel.transpose();
+      s.dpatches.resize(rows, patch_size());
+      k.product(kernels::out(s.dpatches), kernels::in(s.dz), Transpose::kNo, kernels::in(kernel),
+                Transpose::kYes, /*accumulate=*/false);
       col2im(s.dpatches, first, count, *dx);
     }
   }
   // Chunk order, not thread order: the sum is the same for any thread count.
-  auto kernel_grad = grad(kernel_);
-  for (const Matrix& part : kernel_part_) kernel_grad += part;
+  float* kernel_grad = grad(kernel_).data();
+  for (const Matrix& part : kernel_part_) k.add(kernel_grad, part.data(), part.size());
   if (opt_.use_bias) {
-    auto bias_grad = grad(bias_);
-    for (const RowVector& part : bias_part_) bias_grad += part;
+    float* bias_grad = grad(bias_).data();
+    for (const RowVector& part : bias_part_) k.add(bias_grad, part.data(), part.size());
   }
 }
 

@@ -37,7 +37,7 @@ void Dense::backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix*
   const Matrix& dz = activation_backward(options_.activation, y, dy, dz_);
   parallel_product(grad(kernel_), as_map(x), Transpose::kYes, as_map(dz), Transpose::kNo,
                    /*accumulate=*/true);
-  if (options_.use_bias) grad(bias_) += dz.colwise().sum();
+  if (options_.use_bias) kernels::kernels().add_column_sums(as_map(dz), grad(bias_).data());
   if (dx) {
     dx->resize(x.rows(), inputs_);
     parallel_product(as_map(*dx), as_map(dz), Transpose::kNo, as_const(param(kernel_)),

@@ -1,6 +1,7 @@
 #include "nn/layers/max_pool2d.h"
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 
 namespace distlab::nn {
 MaxPool2D::MaxPool2D(std::string name, Shape input, const MaxPool2DOptions& options)
@@ -20,44 +21,26 @@ MaxPool2D::MaxPool2D(std::string name, Shape input, const MaxPool2DOptions& opti
 
 void MaxPool2D::forward(const Matrix& x, Matrix& y, const ForwardContext& /*ctx*/) {
   const Shape in = input_shape();
-  const int channels = in.channels;
+  const kernels::PoolGeometry geometry{
+      .in_h = in.height,
+      .in_w = in.width,
+      .channels = in.channels,
+      .out_h = out_h_.out,
+      .out_w = out_w_.out,
+      .pool_h = opt_.pool_h,
+      .pool_w = opt_.pool_w,
+      .stride_h = opt_.stride_h,
+      .stride_w = opt_.stride_w,
+      .pad_top = out_h_.pad_before,
+      .pad_left = out_w_.pad_before,
+  };
   const int64_t out_size = output_shape().size();
   y.resize(x.rows(), out_size);
   argmax_.resize(x.rows() * out_size);
+  const auto& k = kernels::kernels();
 #pragma omp parallel for schedule(static)
   for (Eigen::Index n = 0; n < x.rows(); ++n) {
-    const float* image = x.row(n).data();
-    float* out = y.row(n).data();
-    int32_t* where = argmax_.data() + n * out_size;
-    for (int oh = 0; oh < out_h_.out; ++oh) {
-      for (int ow = 0; ow < out_w_.out; ++ow) {
-        float* __restrict best = out + (int64_t{oh} * out_w_.out + ow) * channels;
-        int32_t* __restrict best_at = where + (int64_t{oh} * out_w_.out + ow) * channels;
-        bool first = true;
-        for (int ph = 0; ph < opt_.pool_h; ++ph) {
-          const int ih = oh * opt_.stride_h - out_h_.pad_before + ph;
-          if (ih < 0 || ih >= in.height) continue;
-          for (int pw = 0; pw < opt_.pool_w; ++pw) {
-            const int iw = ow * opt_.stride_w - out_w_.pad_before + pw;
-            if (iw < 0 || iw >= in.width) continue;
-            const auto at = static_cast<int32_t>((ih * in.width + iw) * channels);
-            const float* __restrict pixel = image + at;
-            if (first) {  // the window's first pixel, even if -inf or NaN
-              for (int c = 0; c < channels; ++c) best[c] = pixel[c], best_at[c] = at + c;
-              first = false;
-              continue;
-            }
-            // Branch-free over channels (it vectorises); strictly greater,
-            // so the first maximum in scan order wins ties.
-            for (int c = 0; c < channels; ++c) {
-              const bool greater = pixel[c] > best[c];
-              best_at[c] = greater ? at + c : best_at[c];
-              best[c] = greater ? pixel[c] : best[c];
-            }
-          }
-        }
-      }
-    }
+    k.max_pool(geometry, x.row(n).data(), y.row(n).data(), argmax_.data() + n * out_size);
   }
 }
 

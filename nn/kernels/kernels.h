@@ -1,0 +1,152 @@
+// The NN core's hot loops, compiled once per x86-64 ISA level and chosen
+// once per process for the CPU at hand, so that one portable binary runs
+// AVX-512 code on an AVX-512 machine and still starts on any x86-64.
+//
+// Why one build per level and not GCC's target_clones: Eigen picks its
+// packet width from preprocessor macros (__AVX2__, __FMA__, __AVX512F__)
+// at compile time, and a function cloned for another target keeps the
+// macros of the translation unit, hence Eigen's SSE2 paths. So the kernel
+// sources are compiled once per level with that level's -march, each into
+// its own namespace, and every symbol but that namespace's is made local to
+// the level's object (cmake/IsaKernels.cmake): Eigen's inline templates,
+// instantiated in every level, can then never be merged across levels by
+// the linker, which would run AVX-512 code on a CPU without it.
+//
+// The table is chosen the first time kernels() is called and never changes,
+// so every thread and every process of a binary on one machine runs the
+// same code and computes the same bits. DISTLAB_ISA=<level> in the
+// environment picks a lower level (for comparisons; a level this CPU cannot
+// run is refused).
+//
+// Kernels take views the caller has sized, and never allocate or free
+// memory the caller owns: the levels agree on Eigen's memory layout
+// (EIGEN_MAX_ALIGN_BYTES is set for the whole project), but nothing else
+// should have to.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/activation.h"
+#include "nn/tensor.h"
+
+namespace distlab::nn {
+
+enum class Transpose { kNo, kYes };
+
+namespace kernels {
+
+// A view with a row stride: a block of rows or columns of a row-major matrix.
+using Block = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using ConstBlock = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+
+// A whole matrix as a kernel's output or input.
+inline Block out(MatrixMap m) {
+  return {m.data(), m.rows(), m.cols(), Eigen::OuterStride<>(m.cols())};
+}
+inline Block out(Matrix& m) {
+  return out(as_map(m));
+}
+inline ConstBlock in(ConstMatrixMap m) {
+  return {m.data(), m.rows(), m.cols(), Eigen::OuterStride<>(m.cols())};
+}
+inline ConstBlock in(const MatrixMap& m) {
+  return in(as_const(m));
+}
+inline ConstBlock in(const Matrix& m) {
+  return in(as_map(m));
+}
+
+// Rows or columns [first, first + count) of a block, as a block.
+template <typename View>
+View middle_rows(View m, Eigen::Index first, Eigen::Index count) {
+  return View(m.data() + first * m.outerStride(), count, m.cols(),
+              Eigen::OuterStride<>(m.outerStride()));
+}
+template <typename View>
+View middle_cols(View m, Eigen::Index first, Eigen::Index count) {
+  return View(m.data() + first, m.rows(), count, Eigen::OuterStride<>(m.outerStride()));
+}
+
+// The geometry of a 2-D max pooling over NHWC rows (TensorFlow's padding:
+// positions outside the image are skipped, never taken as a maximum).
+struct PoolGeometry {
+  int in_h = 0, in_w = 0, channels = 0;
+  int out_h = 0, out_w = 0;
+  int pool_h = 0, pool_w = 0;
+  int stride_h = 0, stride_w = 0;
+  int pad_top = 0, pad_left = 0;
+};
+
+struct SgdStep {
+  float learning_rate = 0;
+  float momentum = 0;
+  bool nesterov = false;
+};
+
+// Adam's step with the bias corrections folded into two scalars.
+struct AdamStep {
+  float beta1 = 0, beta2 = 0, epsilon = 0;
+  float step_size = 0;    // learning rate / (1 - beta1^t)
+  float inv_sqrt_c2 = 0;  // 1 / sqrt(1 - beta2^t)
+};
+
+struct Kernels {
+  const char* level;  // "x86-64-v4", "x86-64-v3", "x86-64", or the build's -march
+
+  // c = op(a) * op(b), or c += op(a) * op(b) when `accumulate`, on the
+  // calling thread (nn/parallel_product.h shares a product among threads).
+  void (*product)(Block c, ConstBlock a, Transpose ta, ConstBlock b, Transpose tb, bool accumulate);
+
+  // z = act(z + bias) in place; bias (z.cols() values) may be null.
+  void (*bias_activation)(Activation a, MatrixMap z, const float* bias);
+  // dz = dy * act'(y), given the activation's output y.
+  void (*activation_gradient)(Activation a, ConstMatrixMap y, ConstMatrixMap dy, MatrixMap dz);
+  // sums[j] += the sum of column j of m, row after row.
+  void (*add_column_sums)(ConstMatrixMap m, float* sums);
+
+  // One example's max pooling: out and argmax (offsets into image) hold
+  // out_h * out_w * channels values.
+  void (*max_pool)(const PoolGeometry& g, const float* image, float* out, int32_t* argmax);
+
+  // One optimizer step over n values (in parallel above a size where it
+  // pays; each value on its own, so threads never change the result).
+  void (*sgd)(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n);
+  void (*adam)(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
+
+  // sum[i] += values[i]: the reductions of the strategies.
+  void (*add)(float* sum, const float* values, int64_t n);
+  // sum[i] += own[i], then own[i] = sum[i]: a ring's reduce-scatter step
+  // that keeps the partial sum in the member's own buffer too.
+  void (*add_and_keep)(float* sum, float* own, int64_t n);
+};
+
+// The table for this process: choose_kernels(getenv("DISTLAB_ISA")), once.
+const Kernels& kernels();
+
+// The level named `wanted`, or the best this CPU runs when it is null or
+// empty. Throws distlab::Error for a level not built or one this CPU cannot
+// run.
+const Kernels& choose_kernels(const char* wanted);
+
+// Every level built into this binary that this CPU can run, best first
+// (tests and benchmarks compare them).
+std::vector<const Kernels*> runnable_levels();
+
+// Every level built into this binary, best first, runnable here or not.
+std::vector<std::string> built_levels();
+
+// How this binary was built: "portable" (every level above, chosen at
+// start) or the -march the whole build used.
+std::string build_arch();
+
+// A paragraph for the commands' --help: the levels built and DISTLAB_ISA.
+std::string isa_help();
+
+// The highest x86-64 micro-architecture level this CPU supports
+// ("x86-64-v4", "x86-64-v3", "x86-64-v2" or "x86-64"), whatever was built.
+std::string cpu_level();
+
+}  // namespace kernels
+}  // namespace distlab::nn

@@ -1,0 +1,31 @@
+// Included by every per-level kernel source: the namespace that level's
+// code lives in. cmake/IsaKernels.cmake compiles those sources once per
+// ISA level with DISTLAB_KERNEL_NAMESPACE (x86_64_v4, ...) and
+// DISTLAB_KERNEL_LEVEL ("x86-64-v4", ...) defined.
+#pragma once
+
+#if !defined(DISTLAB_KERNEL_NAMESPACE) || !defined(DISTLAB_KERNEL_LEVEL)
+#error "kernel sources are compiled once per ISA level by cmake/IsaKernels.cmake"
+#endif
+
+#include "nn/kernels/kernels.h"
+
+#define DISTLAB_KERNELS distlab::nn::kernels::DISTLAB_KERNEL_NAMESPACE
+
+namespace DISTLAB_KERNELS {
+
+// Each level's sources define these; table.cc gathers them.
+void product(Block c, ConstBlock a, Transpose ta, ConstBlock b, Transpose tb, bool accumulate);
+void bias_activation(Activation a, MatrixMap z, const float* bias);
+void activation_gradient(Activation a, ConstMatrixMap y, ConstMatrixMap dy, MatrixMap dz);
+void add_column_sums(ConstMatrixMap m, float* sums);
+void max_pool(const PoolGeometry& g, const float* image, float* out, int32_t* argmax);
+void sgd(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n);
+void adam(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
+void add(float* sum, const float* values, int64_t n);
+void add_and_keep(float* sum, float* own, int64_t n);
+
+// The level's table, the one symbol dispatch.cc looks up.
+const Kernels& table();
+
+}  // namespace DISTLAB_KERNELS

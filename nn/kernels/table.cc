@@ -1,0 +1,22 @@
+// This level's table of kernels.
+#include "nn/kernels/level.h"
+
+namespace DISTLAB_KERNELS {
+
+const Kernels& table() {
+  static constexpr Kernels kTable{
+      .level = DISTLAB_KERNEL_LEVEL,
+      .product = product,
+      .bias_activation = bias_activation,
+      .activation_gradient = activation_gradient,
+      .add_column_sums = add_column_sums,
+      .max_pool = max_pool,
+      .sgd = sgd,
+      .adam = adam,
+      .add = add,
+      .add_and_keep = add_and_keep,
+  };
+  return kTable;
+}
+
+}  // namespace DISTLAB_KERNELS
