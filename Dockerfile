@@ -6,13 +6,14 @@
 #   docker run -e TF_CONFIG="$TF_CONFIG" -e DISTLAB_SECRET="$SECRET" -p 2222:2222 \
 #     distlab --scenario scenarios/mnist_cnn_sync.yaml
 #
-# Built for any x86-64 CPU (DISTLAB_NATIVE=OFF): a simulated run and a real
-# one give the same weights bit for bit only with the same build on the same
-# kind of CPU.
+# The portable build: it starts on any x86-64 CPU and runs the NN kernels of
+# the best ISA level the node's CPU supports (x86-64, x86-64-v3 or
+# x86-64-v4; summary.json's isa says which). A simulated run and a real one
+# give the same weights bit for bit with the same build on the same level.
 FROM debian:12
 WORKDIR /opt/distlab
 COPY . .
-RUN ./setup --quiet && DISTLAB_NATIVE=OFF tools/build --target distlab-realnet \
+RUN ./setup --quiet && tools/build --target distlab-realnet \
     && rm -rf /var/lib/apt/lists/*
 ENTRYPOINT ["/opt/distlab/realnet"]
 CMD ["--help"]

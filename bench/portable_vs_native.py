@@ -69,7 +69,8 @@ def main():
         # Rotate who goes first, so that drift in the machine's speed falls
         # on every side.
         for side in order[i % len(order):] + order[:i % len(order)]:
-            result, levels[side] = throughput(*sides[side], args)
+            directory, isa = sides[side]
+            result, levels[side] = throughput(directory, args, isa)
             for model, value in result.items():
                 runs[side][model].append(value)
         print(f"round {i + 1}: " + ", ".join(

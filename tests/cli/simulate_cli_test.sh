@@ -52,6 +52,7 @@ check "... mentions --set" has "--set" "$work/out"
 check "... mentions --fidelity" has "--fidelity" "$work/out"
 check "... mentions --out" has "--out" "$work/out"
 check "... shows an example" has "./simulate scenarios/" "$work/out"
+check "... explains DISTLAB_ISA" has "DISTLAB_ISA=" "$work/out"
 
 # --- bad input: exit 2, saying where -------------------------------------------
 sim
@@ -88,6 +89,14 @@ check "... naming the key that was set, cluster.machine" \
 check "... suggesting n1-standard-4" has "n1-standard-4" "$work/err"
 [ "$failures" -eq "$before" ] || show_err
 
+before=$failures
+rc=0
+DISTLAB_ISA=x86-64-v9 "$simulate" "$ps" >"$work/out" 2>"$work/err" || rc=$?
+check "an unknown DISTLAB_ISA exits 2" test "$rc" -eq 2
+check "... naming it and the levels built" \
+  has "DISTLAB_ISA=x86-64-v9 is not a level of this build (built: " "$work/err"
+[ "$failures" -eq "$before" ] || show_err
+
 # --- a short full-fidelity run ------------------------------------------------
 run1=$work/run1
 sim "$ps" "${small[@]}" --quiet --out "$run1"
@@ -107,6 +116,8 @@ check "... weights_sha256 is 64 hex digits" \
 check "... final_accuracy is between 0 and 1" py "$s" "0 <= d['final_accuracy'] <= 1"
 check "... simulated_seconds is positive" py "$s" "d['simulated_seconds'] > 0"
 check "... 6 tasks (chief, 4 workers, ps)" py "$s" "len(d['tasks']) == 6"
+check "... isa names the kernels' level, the same in every task" \
+  py "$s" "d['isa'].startswith('x86-64') and all(t['isa'] == d['isa'] for t in d['tasks'])"
 check "... steps.csv has its header" grep -qs "^task,step," "$run1/steps.csv"
 check "... steps.csv has rows for ps:0 with a staleness" "$python" -c 'import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["task"] == "ps:0"]
@@ -125,6 +136,7 @@ check "... and the same simulated_seconds" test \
   "$(field "$run1/summary.json" simulated_seconds)" = "$(field "$run2/summary.json" simulated_seconds)"
 check "... without --quiet shows the summary table's header" has_re "^task +host" "$work/out"
 check "... with a row for chief:0" has_re "^chief:0 " "$work/out"
+check "... and the kernels' level" has_re "^backend .*kernels x86-64" "$work/out"
 check "... and says where it wrote" has "wrote $run2/{summary.json" "$work/out"
 
 # --- a timing-fidelity run ----------------------------------------------------

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The product's strongest test: the same scenario and seed, simulated in
 # full fidelity and run over real sockets, end with the same weights (bit
-# for bit) and the same bytes per task per step.
+# for bit) and the same bytes per task per step, every process running the
+# same ISA level of the NN kernels: the best this CPU runs, and the
+# baseline x86-64 level when DISTLAB_ISA asks every process for it.
 # Usage: identity_test.sh SIMULATE REALNET SOURCE_DIR
 set -euo pipefail
 simulate=$1 realnet=$2 src=$3
@@ -10,15 +12,22 @@ trap 'rm -rf "$work"' EXIT
 py=/usr/bin/python3
 failures=0
 
-compare() {  # name, then the overrides
-  local name=$1
-  shift
-  "$simulate" "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet --out "$work/$name-sim"
-  "$realnet" --launch "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet --out "$work/$name-real"
-  if "$py" - "$work/$name-sim" "$work/$name-real" <<'PY'
+compare() {  # name, DISTLAB_ISA ("" for the best level), then the overrides
+  local name=$1 isa=$2
+  shift 2
+  DISTLAB_ISA=$isa "$simulate" "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet \
+    --out "$work/$name-sim"
+  DISTLAB_ISA=$isa "$realnet" --launch "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet \
+    --out "$work/$name-real"
+  if "$py" - "$work/$name-sim" "$work/$name-real" "$isa" <<'PY'
 import csv, json, sys
 sim, real = (json.load(open(d + "/summary.json")) for d in sys.argv[1:3])
 problems = []
+# One level in every task of both runs: DISTLAB_ISA's when it is set.
+levels = {t["isa"] for run in (sim, real) for t in run["tasks"]} | {sim["isa"], real["isa"]}
+wanted = sys.argv[3]
+if len(levels) != 1 or (wanted and levels != {wanted}):
+    problems.append(f"kernels' ISA levels: {sorted(levels)}, wanted {wanted or 'one level'}")
 if sim["weights_sha256"] is None or sim["weights_sha256"] != real["weights_sha256"]:
     problems.append(f"weights: simulate {sim['weights_sha256']}, realnet {real['weights_sha256']}")
 def bytes_per_step(d):
@@ -31,7 +40,8 @@ if not a or a != b:
 if problems:
     print("\n".join(problems))
     sys.exit(1)
-print(f"same weights {sim['weights_sha256'][:16]}..., same bytes in {len(a)} task-steps")
+print(f"same weights {sim['weights_sha256'][:16]}..., same bytes in {len(a)} task-steps, "
+      f"{sim['isa']} kernels in every task")
 PY
   then
     echo "ok: $name"
@@ -42,6 +52,7 @@ PY
 }
 
 small=(--set training.train_examples=1536 --set training.eval_examples=500 --set training.eval_every=0)
-compare "chief+1" "${small[@]}"
-compare "chief+4" "${small[@]}" --set cluster.workers=4 --set training.batch_size=32
+compare "chief+1" "" "${small[@]}"
+compare "chief+4" "" "${small[@]}" --set cluster.workers=4 --set training.batch_size=32
+compare "chief+1-x86-64" x86-64 "${small[@]}"
 exit $failures

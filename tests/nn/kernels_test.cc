@@ -39,7 +39,7 @@ const Kernels& baseline() {
 
 }  // namespace
 
-TEST_CASE("a process runs the best kernels its CPU runs, or those DISTLAB_ISA names") {
+TEST_CASE("a process runs the best kernels its CPU runs, or those DISTLAB_ISA names", "[kernels]") {
   const auto runnable = kernels::runnable_levels();
   REQUIRE_FALSE(runnable.empty());
   const char* wanted = std::getenv("DISTLAB_ISA");
@@ -48,7 +48,7 @@ TEST_CASE("a process runs the best kernels its CPU runs, or those DISTLAB_ISA na
   CHECK(&kernels::kernels() == &kernels::choose_kernels(wanted));
 }
 
-TEST_CASE("a portable build carries x86-64, x86-64-v3 and x86-64-v4 kernels") {
+TEST_CASE("a portable build carries x86-64, x86-64-v3 and x86-64-v4 kernels", "[kernels]") {
   if (kernels::build_arch() != "portable") {
     CHECK(kernels::built_levels() == std::vector<std::string>{kernels::build_arch()});
     return;
@@ -65,7 +65,8 @@ TEST_CASE("a portable build carries x86-64, x86-64-v3 and x86-64-v4 kernels") {
   CHECK(runnable == expected);
 }
 
-TEST_CASE("a level is chosen by name, and an unknown one is refused with the levels built") {
+TEST_CASE("a level is chosen by name, and an unknown one is refused with the levels built",
+          "[kernels]") {
   for (const Kernels* k : kernels::runnable_levels()) {
     CHECK(&kernels::choose_kernels(k->level) == k);
   }
@@ -80,7 +81,7 @@ TEST_CASE("a level is chosen by name, and an unknown one is refused with the lev
   }
 }
 
-TEST_CASE("every thread of a process runs the same kernels") {
+TEST_CASE("every thread of a process runs the same kernels", "[kernels]") {
   const Kernels* main_thread = &kernels::kernels();
   std::vector<const Kernels*> seen(8, nullptr);
   std::vector<std::thread> threads;
@@ -95,7 +96,8 @@ TEST_CASE("every thread of a process runs the same kernels") {
   CHECK(differing == 0);
 }
 
-TEST_CASE("every level's product agrees with the baseline for each transposition and block") {
+TEST_CASE("every level's product agrees with the baseline for each transposition and block",
+          "[kernels]") {
   const Matrix a = random_matrix(67, 45, 1), b = random_matrix(45, 38, 2);
   const Matrix at = a.transpose(), bt = b.transpose();
   const Matrix expected = (a.cast<double>() * b.cast<double>()).cast<float>();
@@ -123,7 +125,7 @@ TEST_CASE("every level's product agrees with the baseline for each transposition
   }
 }
 
-TEST_CASE("every level's element-wise kernels agree with the baseline") {
+TEST_CASE("every level's element-wise kernels agree with the baseline", "[kernels]") {
   const Matrix z = random_matrix(33, 19, 3), dy = random_matrix(33, 19, 4);
   const Matrix bias = random_matrix(1, 19, 5);
   const Kernels& base = baseline();
@@ -156,7 +158,7 @@ TEST_CASE("every level's element-wise kernels agree with the baseline") {
   }
 }
 
-TEST_CASE("every level's max pooling picks the same values and positions") {
+TEST_CASE("every level's max pooling picks the same values and positions", "[kernels]") {
   // 5x5 images of 3 channels, 2x2 pools with stride 2 and padding below and
   // to the right (TensorFlow's same padding of an odd size).
   const kernels::PoolGeometry g{.in_h = 5,
@@ -189,7 +191,7 @@ TEST_CASE("every level's max pooling picks the same values and positions") {
   }
 }
 
-TEST_CASE("every level's optimizer steps agree with the baseline") {
+TEST_CASE("every level's optimizer steps agree with the baseline", "[kernels]") {
   const int64_t n = 40000;  // above the parallel threshold
   const Matrix w0 = random_matrix(1, n, 7), g = random_matrix(1, n, 8);
   for (bool nesterov : {false, true}) {
