@@ -9,14 +9,8 @@ src=$(realpath "$2")
 python=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../support/check.sh"
 cd "$work"  # so that nothing lands in the caller's folder (runs/ by default)
-failures=0
-
-check() {  # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
 
 # sim ARGS...: runs ./simulate with stdout in $work/out, stderr in $work/err,
 # and its exit status in $rc.

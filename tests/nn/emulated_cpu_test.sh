@@ -17,12 +17,7 @@ if ! "$train" --help | grep -q 'DISTLAB_ISA=x86-64-v4|x86-64-v3|x86-64 '; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-check() {  # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/check.sh"
 
 for pair in qemu64:x86-64 Nehalem:x86-64 Haswell:x86-64-v3; do
   cpu=${pair%%:*} level=${pair#*:}
