@@ -2,13 +2,11 @@
 
 #include <omp.h>
 
-#include "nn/eigen.h"
-
 namespace distlab::nn {
 
 void set_compute_threads(int threads) {
+  // Eigen itself never threads (EIGEN_DONT_PARALLELIZE, CMakeLists.txt).
   omp_set_num_threads(threads);
-  Eigen::setNbThreads(1);
 }
 
 }  // namespace distlab::nn

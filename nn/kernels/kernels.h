@@ -97,6 +97,8 @@ struct Kernels {
 
   // c = op(a) * op(b), or c += op(a) * op(b) when `accumulate`, on the
   // calling thread (nn/parallel_product.h shares a product among threads).
+  // Blocked for a 32 KiB L1 whatever the CPU's, so that a level's products
+  // have the same bits on every CPU.
   void (*product)(Block c, ConstBlock a, Transpose ta, ConstBlock b, Transpose tb, bool accumulate);
 
   // z = act(z + bias) in place; bias (z.cols() values) may be null.

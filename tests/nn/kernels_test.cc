@@ -223,3 +223,27 @@ TEST_CASE("every level's optimizer steps agree with the baseline", "[kernels]") 
     CHECK(relative_difference(w, w_expected) < 1e-6);
   }
 }
+
+TEST_CASE("a level's products are blocked for a 32 KiB L1, whatever the CPU's", "[kernels]") {
+  // This file is compiled for x86-64 in a portable build, as the baseline
+  // kernels are, so its own Eigen products are what those kernels run.
+  if (kernels::build_arch() != "portable") return;
+  const Matrix a = random_matrix(128, 3072, 9), b = random_matrix(3072, 300, 10);  // the MLP's
+  Matrix from_kernel(128, 300);
+  kernels::choose_kernels("x86-64").product(kernels::out(from_kernel), kernels::in(a),
+                                            Transpose::kNo, kernels::in(b), Transpose::kNo, false);
+  const std::ptrdiff_t l1 = Eigen::l1CacheSize(), l2 = Eigen::l2CacheSize(),
+                       l3 = Eigen::l3CacheSize();
+  auto product_for_l1 = [&](std::ptrdiff_t l1_bytes) {
+    Eigen::setCpuCacheSizes(l1_bytes, l2, l3);
+    Matrix c(128, 300);
+    c.noalias() = a * b;
+    return c;
+  };
+  // 48 KiB: the L1 of this development machine, and of Ice Lake and later.
+  const Matrix for_32k = product_for_l1(32 * 1024), for_48k = product_for_l1(48 * 1024);
+  Eigen::setCpuCacheSizes(l1, l2, l3);
+  CHECK(from_kernel == for_32k);
+  // The L1 size does change the bits, so the check above can tell.
+  CHECK(for_48k != for_32k);
+}
