@@ -169,7 +169,7 @@ std::string run_isa(const std::vector<TaskLog>& tasks) {
   for (const TaskLog& t : tasks) {
     if (std::find(levels.begin(), levels.end(), t.isa) == levels.end()) levels.push_back(t.isa);
   }
-  if (levels.size() == 1) return levels.front();
+  if (levels.size() <= 1) return levels.empty() ? "" : levels.front();
   return fmt::format("mixed: {}", fmt::join(levels, ", "));
 }
 

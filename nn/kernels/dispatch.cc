@@ -31,17 +31,15 @@ std::vector<Level> levels() {
   };
 }
 
-std::string joined_names(bool runnable_only = false) {
-  std::string names;
+// The levels' names joined by `separator`: all of them, or those this CPU
+// runs.
+std::string names(const char* separator, bool runnable_only = false) {
+  std::string joined;
   for (const Level& level : levels()) {
     if (runnable_only && !level.runs_here) continue;
-    names += (names.empty() ? "" : ", ") + std::string(level.name);
+    joined += (joined.empty() ? "" : separator) + std::string(level.name);
   }
-  return names;
-}
-
-std::string runnable_names() {
-  return joined_names(true);
+  return joined;
 }
 
 }  // namespace
@@ -52,17 +50,17 @@ const Kernels& choose_kernels(const char* wanted) {
       if (level.name != std::string_view(wanted)) continue;
       if (!level.runs_here) {
         throw InputError(std::string("DISTLAB_ISA=") + wanted + ": this CPU (" + cpu_level() +
-                         ") cannot run that level; it runs " + runnable_names());
+                         ") cannot run that level; it runs " + names(", ", true));
       }
       return level.table();
     }
     throw InputError(std::string("DISTLAB_ISA=") + wanted +
-                     " is not a level of this build (built: " + joined_names() + ")");
+                     " is not a level of this build (built: " + names(", ") + ")");
   }
   for (const Level& level : levels()) {
     if (level.runs_here) return level.table();
   }
-  throw Error("this CPU runs none of the ISA levels this binary was built for (" + joined_names() +
+  throw Error("this CPU runs none of the ISA levels this binary was built for (" + names(", ") +
               ")");
 }
 
@@ -86,12 +84,11 @@ std::vector<std::string> built_levels() {
 }
 
 std::string isa_help() {
-  std::string levels;
-  for (const std::string& level : built_levels()) levels += (levels.empty() ? "" : "|") + level;
-  return "Environment: DISTLAB_ISA=" + levels +
+  const auto runnable = runnable_levels();
+  return "Environment: DISTLAB_ISA=" + names("|") +
          " runs the NN kernels of that ISA level\n"
          "instead of the best this CPU runs (" +
-         (runnable_levels().empty() ? "none" : runnable_levels().front()->level) +
+         (runnable.empty() ? "none" : runnable.front()->level) +
          " here). Replicas compute the same bits only\n"
          "on the same level; summary.json's isa says which ran.";
 }

@@ -128,8 +128,8 @@ struct Kernels {
 const Kernels& kernels();
 
 // The level named `wanted`, or the best this CPU runs when it is null or
-// empty. Throws distlab::Error for a level not built or one this CPU cannot
-// run.
+// empty. Throws distlab::InputError for a level not built or one this CPU
+// cannot run.
 const Kernels& choose_kernels(const char* wanted);
 
 // Every level built into this binary that this CPU can run, best first

@@ -264,6 +264,22 @@ TEST_CASE(
   CHECK(s["backend"] == "realnet");
 }
 
+TEST_CASE("summary.json names the kernels' ISA level of the run and of each task, or a mix") {
+  TempDir tmp;
+  RunResult r = three_tasks();
+  for (TaskLog& t : r.tasks) t.isa = "x86-64-v4";
+  distlab::run::write_run_directory((tmp.path / "same").string(), r);
+  const json same = read_json(tmp.path / "same" / "summary.json");
+  CHECK(same["isa"] == "x86-64-v4");
+  for (const json& t : same["tasks"]) CHECK(t["isa"] == "x86-64-v4");
+
+  r.tasks.back().isa = "x86-64";
+  distlab::run::write_run_directory((tmp.path / "mixed").string(), r);
+  const json mixed = read_json(tmp.path / "mixed" / "summary.json");
+  CHECK(mixed["isa"] == "mixed: x86-64-v4, x86-64");
+  CHECK(mixed["tasks"].back()["isa"] == "x86-64");
+}
+
 TEST_CASE("steps.csv has one row per task per step, empty staleness and loss where unknown") {
   TempDir tmp;
   distlab::run::write_run_directory(tmp.path.string(), three_tasks());
