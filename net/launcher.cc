@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
@@ -24,6 +25,7 @@
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
+#include "strategy/checkpoint_store.h"
 
 namespace distlab::realnet {
 namespace {
@@ -85,6 +87,24 @@ int launch(const LaunchOptions& o) {
       o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   const fs::path reports = fs::path(dir) / "tasks";
   fs::create_directories(reports);
+  // The checkpoint to resume from is chosen here, once, and named to every
+  // task: the chief reads it, the others wait for their part.
+  std::optional<strategy::LoadedCheckpoint> resume;
+  if (!o.resume.empty()) {
+    const nn::ModelSpec model_spec = nn::load_model_spec(scenario.model_path);
+    const strategy::CheckpointLayout layout(
+        nn::Model(model_spec, scenario.seed), model_spec.optimizer.kind,
+        nn::make_optimizer(model_spec.optimizer, 0)->state_names());
+    strategy::ResumeChoice choice = strategy::choose_checkpoint(o.resume, layout);
+    if (!o.quiet) {
+      for (const std::string& skipped : choice.skipped) {
+        std::fprintf(stderr, "skipped %s\n", skipped.c_str());
+      }
+      std::fprintf(stderr, "resuming from %s (step %lld)\n", choice.checkpoint.path.c_str(),
+                   static_cast<long long>(choice.checkpoint.info.step));
+    }
+    resume = std::move(choice.checkpoint);
+  }
   const ClusterAddresses cluster = loopback_cluster(spec, free_loopback_ports(spec.task_count()));
   const auto epoch = std::chrono::steady_clock::now();
   const auto wall_start = epoch;
@@ -113,8 +133,14 @@ int launch(const LaunchOptions& o) {
         std::to_string(o.connect_timeout_seconds),
         "--timeout",
         std::to_string(o.receive_timeout_seconds),
+        "--out",
+        dir,
         "--progress-lines",
         "--quiet"};
+    if (resume) {
+      args.push_back("--resume");
+      args.push_back(resume->path);
+    }
     for (const run::Override& set : o.overrides) {
       args.push_back("--set");
       args.push_back(set.key + "=" + set.value);
@@ -236,6 +262,13 @@ int launch(const LaunchOptions& o) {
   result.backend = "realnet";
   result.fidelity = "full";
   result.seed = scenario.seed;
+  result.checkpoint = scenario.checkpoint;
+  if (resume) {
+    result.resumed_from = resume->path;
+    // A checkpoint at or beyond the run's end leaves nothing to train.
+    result.start_step = resume->info.step;
+    result.steps = std::max(result.steps, result.start_step);
+  }
   result.model_bytes =
       nn::Model(nn::load_model_spec(scenario.model_path), scenario.seed).parameters().size() *
       sizeof(float);
@@ -244,7 +277,8 @@ int launch(const LaunchOptions& o) {
   run::write_run_directory(dir, result);
   if (!o.quiet) {
     std::printf("%s", run::format_summary_table(result).c_str());
-    std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}\n", dir.c_str());
+    std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}%s\n", dir.c_str(),
+                scenario.checkpoint.enabled() ? " and checkpoints/" : "");
   }
   return 0;
 }

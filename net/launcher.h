@@ -17,8 +17,9 @@ namespace distlab::realnet {
 struct LaunchOptions {
   std::string scenario;
   std::vector<run::Override> overrides;
-  std::string out;  // run directory; "" for runs/<scenario>-<time>/
-  int threads = 1;  // compute threads per task
+  std::string out;     // run directory; "" for runs/<scenario>-<time>/
+  std::string resume;  // --resume: a run directory or a checkpoint file; "" starts afresh
+  int threads = 1;     // compute threads per task
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;
   bool quiet = false;

@@ -23,16 +23,21 @@ struct Options {
   std::string out;
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
+  std::optional<int64_t> checkpoint_every;
 };
 
 int realnet_command(Options& o) {
   std::vector<run::Override> overrides;
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
+  if (o.checkpoint_every) {
+    overrides.push_back({"checkpoint.every_steps", std::to_string(*o.checkpoint_every)});
+  }
   if (!o.launch.empty()) {
     realnet::LaunchOptions launch{.scenario = o.launch,
                                   .overrides = overrides,
                                   .out = o.out,
+                                  .resume = o.task.resume,
                                   .threads = o.task.threads,
                                   .connect_timeout_seconds = o.task.connect_timeout_seconds,
                                   .receive_timeout_seconds = o.task.receive_timeout_seconds,
@@ -41,6 +46,7 @@ int realnet_command(Options& o) {
   }
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
   o.task.overrides = overrides;
+  o.task.out = o.out;
   if (o.task.secret.empty()) {
     if (const char* secret = std::getenv("DISTLAB_SECRET")) o.task.secret = secret;
   }
@@ -59,6 +65,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
       "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
       "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
       "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
@@ -75,7 +83,15 @@ int main(int argc, char** argv) {
                  "shared cluster secret (or DISTLAB_SECRET); needed to listen beyond loopback");
   app.add_option("--set", o.sets, "override a scenario value, KEY=VALUE (repeatable)");
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
-  app.add_option("--out", o.out, "run directory of --launch (default: runs/<scenario>-<time>/)");
+  app.add_option("--out", o.out,
+                 "run directory (default: runs/<scenario>-<time>/); a task's chief writes its\n"
+                 "checkpoints/ there");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.task.resume,
+                 "go on from a checkpoint: a run directory (its newest valid one) or a file;\n"
+                 "with --role, give it to every task (only the chief reads it)");
   app.add_option("--threads", o.task.threads, "compute threads per task")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

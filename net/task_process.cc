@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 
 #include "common/error.h"
@@ -11,6 +12,8 @@
 #include "net/tcp_runtime.h"
 #include "nn/kernels/kernels.h"
 #include "nn/threads.h"
+#include "run/checkpoint_plan.h"
+#include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 #include "strategy/strategy.h"
@@ -34,6 +37,21 @@ int run_task_process(const TaskProcessOptions& o) {
   keep_message_memory();
   run::TrainingInputs inputs(scenario);
   strategy::TrainingSetup& setup = inputs.setup();
+  const strategy::ClusterSpec& spec = assignment.cluster.spec();
+  const bool chief = spec.replica_rank(assignment.self) == 0;
+  std::string run_directory = o.out;
+  if (run_directory.empty() && chief && scenario.checkpoint.enabled()) {
+    run_directory = run::default_run_directory("runs", scenario.name, std::time(nullptr));
+  }
+  setup.set_checkpoints(run::plan_checkpoints(scenario, setup, spec.replicas(),
+                                              {.run_directory = run_directory,
+                                               .resume = o.resume,
+                                               .backend = "realnet",
+                                               .load = chief,
+                                               .note = [&](const std::string& line) {
+                                                 if (!o.quiet)
+                                                   std::fprintf(stderr, "%s\n", line.c_str());
+                                               }}));
   if (o.progress_lines) {
     setup.on_chief_step = [](int64_t done, int64_t total) {
       std::printf("@progress %lld %lld\n", static_cast<long long>(done),

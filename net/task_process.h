@@ -19,7 +19,11 @@ struct TaskProcessOptions {
   std::optional<std::string> role;
   std::optional<int> index;
   std::string secret;
-  std::string report;               // where to write the task's report; "" prints a summary instead
+  std::string report;  // where to write the task's report; "" prints a summary instead
+  // The run directory, whose checkpoints/ the chief writes (default, when
+  // it writes any: runs/<scenario>-<time>/).
+  std::string out;
+  std::string resume;  // --resume: a run directory or a checkpoint file; "" starts afresh
   std::optional<int64_t> epoch_ns;  // steady_clock origin shared by a launcher's tasks
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;

@@ -546,6 +546,10 @@ void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& wor
   if (work_fn) work_fn();
 }
 
+void TcpRuntime::store(uint64_t, const std::function<void()>& io_fn) {
+  if (io_fn) io_fn();  // the real write, timed by the caller
+}
+
 void TcpRuntime::disconnect() {
   asio::post(io_, [this] {
     for (auto& peer : peers_) {

@@ -68,6 +68,7 @@ class TcpRuntime : public strategy::Runtime {
   void transmit(strategy::TaskId to, strategy::Message message) override;
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+  void store(uint64_t bytes, const std::function<void()>& io_fn) override;
 
  private:
   class Connection;

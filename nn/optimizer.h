@@ -25,6 +25,8 @@ class Optimizer {
   // Per-parameter state (momentum, Adam moments) and the step count, for
   // checkpoints: restoring them resumes the same trajectory.
   virtual std::vector<std::span<float>> state() = 0;
+  // Their names, in the same order ("velocity"; "m", "v").
+  virtual std::vector<std::string> state_names() const = 0;
   int64_t steps() const { return steps_; }
   void set_steps(int64_t steps) { steps_ = steps; }
 
@@ -47,6 +49,7 @@ class Sgd : public Optimizer {
   std::string name() const override { return "sgd"; }
   void step(std::span<float> params, std::span<const float> grads) override;
   std::vector<std::span<float>> state() override { return {velocity_}; }
+  std::vector<std::string> state_names() const override { return {"velocity"}; }
 
  private:
   SgdOptions opt_;
@@ -71,6 +74,7 @@ class Adam : public Optimizer {
   std::string name() const override { return "adam"; }
   void step(std::span<float> params, std::span<const float> grads) override;
   std::vector<std::span<float>> state() override { return {m_, v_}; }
+  std::vector<std::string> state_names() const override { return {"m", "v"}; }
 
  private:
   AdamOptions opt_;

@@ -138,6 +138,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"communication_seconds", number(t.communication_seconds)},
       {"waiting_seconds", number(t.waiting_seconds)},
       {"checkpoint_seconds", number(t.checkpoint_seconds)},
+      {"checkpoints", t.checkpoints},
       {"communication_fraction", number(task_fraction(t))},
       {"bytes_sent", t.bytes_sent},
       {"bytes_received", t.bytes_received},
@@ -160,6 +161,20 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
     task["max_staleness"] = max;
   }
   return task;
+}
+
+// The checkpoint settings and what the tasks wrote and read back.
+json checkpoints_json(const RunResult& r) {
+  uint64_t files = 0, bytes = 0;
+  for (const TaskLog& t : r.tasks) {
+    files += t.checkpoints;
+    bytes += t.checkpoint_bytes;
+  }
+  return {{"every_steps", r.checkpoint.every_steps},
+          {"every_seconds", number(r.checkpoint.every_seconds)},
+          {"keep", r.checkpoint.keep},
+          {"files", files},
+          {"bytes", bytes}};
 }
 
 // The ISA level every task's kernels ran, or "mixed: ..." when tasks ran on
@@ -200,6 +215,9 @@ std::string summary_json(const RunResult& r) {
   summary["communication_seconds"] = number(totals.communication);
   summary["waiting_seconds"] = number(totals.waiting);
   summary["checkpoint_seconds"] = number(totals.checkpoint);
+  summary["checkpoints"] = checkpoints_json(r);
+  summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
+  summary["start_step"] = r.start_step;
   summary["communication_fraction"] = number(totals.communication_fraction());
   summary["bytes_sent"] = totals.bytes_sent;
   summary["bytes_received"] = totals.bytes_received;

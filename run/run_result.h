@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "strategy/config.h"
 #include "strategy/task_log.h"
 
 namespace distlab::run {
@@ -24,9 +25,14 @@ struct RunResult {
   double simulation_wall_seconds = 0;  // of which running the simulation (simulate only)
   uint64_t model_bytes = 0;            // the parameter buffer, as it goes on the wire
   int replicas = 0;
-  int64_t steps = 0;      // training steps of the chief (replica 0)
-  int64_t examples = 0;   // examples trained on, all replicas together
-  double final_loss = 0;  // NaN in timing fidelity
+  int64_t steps = 0;  // training steps of the chief (replica 0), up to which it trained
+  // A resumed run: the checkpoint it went on from, and that checkpoint's step
+  // (its first step is start_step; 0 for a run from scratch).
+  std::string resumed_from;
+  int64_t start_step = 0;
+  strategy::CheckpointConfig checkpoint;  // the scenario's checkpoint settings
+  int64_t examples = 0;                   // examples trained on, all replicas together
+  double final_loss = 0;                  // NaN in timing fidelity
   double final_accuracy = 0;
   std::string weights_sha256;            // empty in timing fidelity
   uint64_t spans_dropped = 0;            // timeline spans beyond the per-task limit

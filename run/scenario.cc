@@ -9,20 +9,22 @@
 
 #include "common/config_node.h"
 #include "common/error.h"
+#include "strategy/strategies.h"
 
 namespace distlab::run {
 namespace {
 
 namespace fs = std::filesystem;
 using strategy::PsMode;
-using strategy::StrategyKind;
 
 constexpr int64_t kMaxTasks = 10000;             // per role
 constexpr int64_t kMaxBatch = 1 << 20;           // as in model specs
 constexpr int64_t kMaxCount = int64_t{1} << 40;  // steps, examples, bytes
 constexpr int64_t kMaxDevices = 1024;
 constexpr int64_t kMaxEpochs = 1000000;
-constexpr double kMaxLatencyUs = 1e7;      // 10 s
+constexpr double kMaxLatencyUs = 1e7;  // 10 s
+constexpr double kMaxSeconds = 1e9;    // about 30 years
+constexpr int64_t kMaxKeep = 1000000;
 constexpr double kMaxBandwidthGbps = 1e5;  // 100 Tb/s
 
 std::vector<std::string> split_key(const std::string& key) {
@@ -123,41 +125,39 @@ ConfigNode child_or_self(const ConfigNode& node, const std::string& child) {
   return found ? *found : node;
 }
 
-const std::vector<std::string> kStrategyNames = {"local", "allreduce", "parameter_server",
-                                                 "mirrored"};
-
-StrategyKind parse_strategy_kind(const std::string& name) {
-  if (name == "allreduce") return StrategyKind::kAllReduce;
-  if (name == "parameter_server") return StrategyKind::kParameterServer;
-  if (name == "mirrored") return StrategyKind::kMirrored;
-  return StrategyKind::kLocal;
+// The strategies that take a key of the strategy section, for hints.
+std::string strategies_taking(const std::string& key) {
+  std::string names;
+  for (const auto& d : strategy::strategies()) {
+    if (std::find(d.keys.begin(), d.keys.end(), key) == d.keys.end()) continue;
+    names += (names.empty() ? "" : " and ") + std::string(d.name);
+  }
+  return names;
 }
 
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
-  node.allow_only({"name", "mode", "bucket_bytes", "segment_bytes", "devices"});
-  strategy::StrategyConfig config;
-  const std::string name = node.at("name").as_choice(kStrategyNames);
-  config.kind = parse_strategy_kind(name);
-  if (auto mode = node.find("mode")) {
-    if (config.kind != StrategyKind::kParameterServer) {
-      mode->fail("strategy " + name + " has no modes",
-                 "only parameter_server has one: async or sync");
+  const std::vector<std::string> keys = {"mode", "bucket_bytes", "segment_bytes", "devices"};
+  std::vector<std::string> allowed = keys;
+  allowed.push_back("name");
+  node.allow_only(allowed);
+  const std::string name = node.at("name").as_choice(strategy::strategy_names());
+  const strategy::StrategyDescription& described = *strategy::find_strategy(name);
+  for (const std::string& key : keys) {
+    const auto value = node.find(key);
+    if (!value ||
+        std::find(described.keys.begin(), described.keys.end(), key) != described.keys.end()) {
+      continue;
     }
+    value->fail("strategy " + name + " takes no " + key, key + " is for " + strategies_taking(key));
+  }
+  strategy::StrategyConfig config;
+  config.kind = described.kind;
+  if (auto mode = node.find("mode")) {
     config.mode = mode->as_choice({"async", "sync"}) == "sync" ? PsMode::kSync : PsMode::kAsync;
   }
-  if (auto bucket = node.find("bucket_bytes")) {
-    if (config.kind != StrategyKind::kAllReduce && config.kind != StrategyKind::kMirrored) {
-      bucket->fail("strategy " + name + " reduces no gradients in buckets",
-                   "bucket_bytes is for allreduce and mirrored");
-    }
-    config.bucket_bytes = bucket->as_int(0, kMaxCount);
-  }
+  if (auto bucket = node.find("bucket_bytes")) config.bucket_bytes = bucket->as_int(0, kMaxCount);
   if (auto segment = node.find("segment_bytes")) {
-    if (config.kind != StrategyKind::kAllReduce && config.kind != StrategyKind::kMirrored) {
-      segment->fail("strategy " + name + " sends no ring segments",
-                    "segment_bytes is for allreduce and mirrored");
-    }
     config.segment_bytes = segment->as_int(0, kMaxCount);
     if (config.segment_bytes > 0 && config.segment_bytes < static_cast<int64_t>(sizeof(float))) {
       segment->fail("a segment must hold at least one float",
@@ -165,10 +165,6 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
     }
   }
   if (auto devices = node.find("devices")) {
-    if (config.kind != StrategyKind::kMirrored) {
-      devices->fail("strategy " + name + " takes no devices",
-                    "devices is for mirrored; other strategies use one device per task");
-    }
     config.devices = static_cast<int>(devices->as_int(0, kMaxDevices));
   }
   return config;
@@ -185,6 +181,44 @@ std::string machine_name(const ConfigNode& node, const std::vector<std::string>&
   node.fail("unknown machine type '" + name + "'", closest.empty()
                                                        ? "the catalog lists the machine types"
                                                        : "did you mean '" + closest + "'?");
+}
+
+std::string count_text(const strategy::CountRange& range) {
+  if (range.min == range.max) return std::to_string(range.min);
+  if (range.max == strategy::kAnyNumber) return "at least " + std::to_string(range.min);
+  return std::to_string(range.min) + " to " + std::to_string(range.max);
+}
+
+// The strategy's cluster rule, each violation pointing at its key.
+void check_cluster_rule(const ConfigNode& node, const strategy::StrategyDescription& strategy,
+                        const strategy::ClusterSpec& spec) {
+  const std::string name = strategy.name;
+  const strategy::ClusterRule& rule = strategy.cluster;
+  const std::pair<const char*, std::pair<strategy::CountRange, int>> roles[] = {
+      {"chief", {rule.chief, spec.chiefs}},
+      {"workers", {rule.workers, spec.workers}},
+      {"ps", {rule.ps, spec.ps}}};
+  for (const auto& [key, limits] : roles) {
+    const auto& [range, count] = limits;
+    if (range.contains(count)) continue;
+    const std::string role = std::string(key) == "ps" ? "parameter servers" : key;
+    if (range.max == 0)
+      child_or_self(node, key).fail("strategy " + name + " has no " + role, rule.hint);
+    child_or_self(node, key).fail("strategy " + name + " needs " + key + ": " + count_text(range) +
+                                      ", this cluster has " + std::to_string(count),
+                                  rule.hint);
+  }
+  if (!rule.replicas.contains(spec.replicas())) {
+    const bool one = rule.replicas.max == 1 ||
+                     (rule.replicas.min == 1 && rule.replicas.max == strategy::kAnyNumber);
+    const std::string wanted = (rule.replicas.min == rule.replicas.max ? "trains " : "needs ") +
+                               count_text(rule.replicas) + (one ? " replica" : " replicas");
+    child_or_self(node, "workers")
+        .fail("strategy " + name + " " + wanted + ", a chief or workers; this cluster has " +
+                  std::to_string(spec.replicas()) + " (chief " + std::to_string(spec.chiefs) +
+                  ", workers " + std::to_string(spec.workers) + ")",
+              rule.hint);
+  }
 }
 
 ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConfig& strategy,
@@ -207,47 +241,7 @@ ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConf
   spec.workers = static_cast<int>(node.get_int("workers", 0, 0, kMaxTasks));
   spec.ps = static_cast<int>(node.get_int("ps", 0, 0, kMaxTasks));
 
-  const std::string name = strategy::strategy_name(strategy.kind);
-  const std::string counts = "chief " + std::to_string(spec.chiefs) + ", workers " +
-                             std::to_string(spec.workers) + ", ps " + std::to_string(spec.ps);
-  switch (strategy.kind) {
-    case StrategyKind::kLocal:
-      if (spec.ps > 0) {
-        node.at("ps").fail("strategy local has no parameter servers", "set ps: 0 or remove it");
-      }
-      if (spec.replicas() != 1) {
-        child_or_self(node, "workers")
-            .fail("strategy local trains one replica, this cluster has " +
-                      std::to_string(spec.replicas()) + " (" + counts + ")",
-                  "use chief: 1 and workers: 0 (or chief: 0 and workers: 1)");
-      }
-      break;
-    case StrategyKind::kAllReduce:
-    case StrategyKind::kParameterServer:
-      if (strategy.kind == StrategyKind::kAllReduce && spec.ps > 0) {
-        node.at("ps").fail("strategy allreduce has no parameter servers",
-                           "set ps: 0, or use strategy parameter_server");
-      }
-      if (strategy.kind == StrategyKind::kParameterServer && spec.ps == 0) {
-        child_or_self(node, "ps")
-            .fail("strategy parameter_server needs at least one ps", "set ps: 1 or more");
-      }
-      if (spec.replicas() < 1) {
-        child_or_self(node, "workers")
-            .fail("strategy " + name + " needs at least one worker when there is no chief",
-                  "set workers: 1 or more, or chief: 1");
-      }
-      break;
-    case StrategyKind::kMirrored: {
-      const std::string hint =
-          "mirrored runs on one host, the chief, whose devices are the "
-          "replicas: use chief: 1, workers: 0, ps: 0";
-      if (spec.chiefs != 1) child_or_self(node, "chief").fail("must be 1 for mirrored", hint);
-      if (spec.workers != 0) node.at("workers").fail("must be 0 for mirrored", hint);
-      if (spec.ps != 0) node.at("ps").fail("must be 0 for mirrored", hint);
-      break;
-    }
-  }
+  check_cluster_rule(node, strategy::describe(strategy.kind), spec);
   return config;
 }
 
@@ -274,7 +268,8 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
 
   // One step of every replica takes batch_size x replicas examples.
   int64_t replicas = cluster.spec.replicas();
-  if (strategy.kind == StrategyKind::kMirrored) replicas = std::max(1, strategy.devices);
+  if (strategy::describe(strategy.kind).placement == strategy::Placement::kDevicesOfOneHost)
+    replicas = std::max(1, strategy.devices);
   if (config.batch_size > 0 && config.train_examples > 0 &&
       config.batch_size * replicas > config.train_examples) {
     node.at("batch_size")
@@ -283,6 +278,18 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
                   std::to_string(config.train_examples) + " train_examples",
               "lower batch_size or raise train_examples");
   }
+  return config;
+}
+
+strategy::CheckpointConfig parse_checkpoint(const ConfigNode& root) {
+  strategy::CheckpointConfig config;
+  const auto found = root.find("checkpoint");
+  if (!found) return config;
+  const ConfigNode& node = *found;
+  node.allow_only({"every_steps", "every_seconds", "keep"});
+  config.every_steps = node.get_int("every_steps", 0, 0, kMaxCount);
+  config.every_seconds = node.get_double("every_seconds", 0, 0, kMaxSeconds);
+  config.keep = static_cast<int>(node.get_int("keep", 3, 1, kMaxKeep));
   return config;
 }
 
@@ -344,7 +351,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(origins));
 
   root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
-                   "training", "network"});
+                   "training", "checkpoint", "network"});
   Scenario s;
   s.path = path;
   s.name = fs::path(path).stem().string();
@@ -365,13 +372,14 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.strategy = parse_strategy(root);
   s.cluster = parse_cluster(root, s.strategy, machine_types);
   s.training = parse_training(root, s.cluster, s.strategy);
+  s.checkpoint = parse_checkpoint(root);
   s.network = parse_network(root);
   return s;
 }
 
 std::string strategy_label(const Scenario& scenario) {
   std::string label = strategy::strategy_name(scenario.strategy.kind);
-  if (scenario.strategy.kind == StrategyKind::kParameterServer) {
+  if (strategy::describe(scenario.strategy.kind).serve) {
     label += scenario.strategy.mode == strategy::PsMode::kAsync ? " (async)" : " (sync)";
   }
   return label;

@@ -27,6 +27,10 @@
 //     eval_every: 100
 //     eval_examples: 2000
 //     train_examples: 0
+//   checkpoint:                         # the chief writes checkpoints/ in the run directory
+//     every_steps: 500                    # 0 = not by steps (the default)
+//     every_seconds: 0                    # run clock (simulated or wall); 0 = not by time
+//     keep: 3                             # the newest files kept
 //   network:
 //     latency_us: 50                      # one way, host to host
 //     bandwidth_gbps: 0                   # 0 = each machine's NIC figure
@@ -74,6 +78,7 @@ struct Scenario {
   ClusterConfig cluster;
   strategy::StrategyConfig strategy;
   strategy::TrainingConfig training;
+  strategy::CheckpointConfig checkpoint;
   NetworkConfig network;
 };
 

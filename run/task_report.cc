@@ -63,6 +63,7 @@ std::string task_report_json(const TaskReport& report) {
                {log.compute_seconds, log.communication_seconds, log.waiting_seconds,
                 log.checkpoint_seconds, log.bytes_sent, log.bytes_received, log.messages_sent,
                 log.messages_received, log.finished_at}},
+              {"checkpoints", {log.checkpoints, log.checkpoint_bytes}},
               {"spans_dropped", report.spans_dropped},
               {"outcome",
                {{"examples", o.examples},
@@ -114,6 +115,9 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     log.messages_sent = t[6];
     log.messages_received = t[7];
     log.finished_at = t[8];
+    const json& files = j.at("checkpoints");
+    log.checkpoints = files.at(0);
+    log.checkpoint_bytes = files.at(1);
     r.spans_dropped = j.at("spans_dropped");
     const json& o = j.at("outcome");
     r.outcome.examples = o.at("examples");
@@ -145,7 +149,8 @@ RunResult gather_run(std::vector<TaskReport> reports, int replicas) {
       result.final_loss = r.outcome.final_loss;
       result.final_accuracy = r.outcome.final_accuracy;
       result.weights_sha256 = r.outcome.weights_sha256;
-      result.steps = static_cast<int64_t>(r.log.steps.size());
+      // The step it reached (a resumed run's first step is not 0).
+      result.steps = r.log.steps.empty() ? 0 : r.log.steps.back().step + 1;
     }
     result.tasks.push_back(std::move(r.log));
   }

@@ -1,5 +1,7 @@
 #include "run/training_inputs.h"
 
+#include "strategy/strategies.h"
+
 namespace distlab::run {
 
 TrainingInputs::TrainingInputs(const Scenario& scenario) {
@@ -16,7 +18,9 @@ TrainingInputs::TrainingInputs(const Scenario& scenario) {
 }
 
 strategy::ClusterSpec tasks_of(const Scenario& scenario, int devices) {
-  if (scenario.strategy.kind != strategy::StrategyKind::kMirrored) return scenario.cluster.spec;
+  if (strategy::describe(scenario.strategy.kind).placement !=
+      strategy::Placement::kDevicesOfOneHost)
+    return scenario.cluster.spec;
   return {.chiefs = 1, .workers = devices - 1, .ps = 0};
 }
 

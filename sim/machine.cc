@@ -25,6 +25,7 @@ constexpr double kMicro = 1e-6;
 constexpr double kMaxBandwidthGB = 100'000;  // bytes/s in GB/s
 constexpr double kMaxGbps = 100'000;
 constexpr double kMaxMemoryGiB = 1'000'000;
+constexpr double kMaxFileMs = 60'000;  // a minute per file
 
 // What a vCPU computes, and how much memory bandwidth a machine of it gets.
 struct CpuPlatform {
@@ -40,6 +41,7 @@ struct Series {
   double nic_per_vcpu = 0;  // bytes/s
   double nic_max = 0;       // bytes/s
   double disk_write = 0;    // bytes/s
+  double disk_file = 0;     // seconds per file written
 };
 
 struct Interconnect {
@@ -137,14 +139,15 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
   const std::size_t series_count = list_size(root, "series", false);
   for (std::size_t i = 0; i < series_count; ++i) {
     const ConfigNode e = root.at("series")[i];
-    e.allow_only(
-        {"name", "description", "cpu", "nic_gbps_per_vcpu", "nic_gbps_max", "disk_write_mb_per_s"});
+    e.allow_only({"name", "description", "cpu", "nic_gbps_per_vcpu", "nic_gbps_max",
+                  "disk_write_mb_per_s", "disk_file_ms"});
     const std::string name = entry_name(e, series);
     Series s;
     s.cpu = e.at("cpu").as_choice(cpu_names);
     s.nic_per_vcpu = positive(e.at("nic_gbps_per_vcpu"), kMaxGbps) * kGbit;
     s.nic_max = positive(e.at("nic_gbps_max"), kMaxGbps) * kGbit;
     s.disk_write = positive(e.at("disk_write_mb_per_s"), kMaxBandwidthGB * 1000) * kMB;
+    s.disk_file = e.get_double("disk_file_ms", 0, 0, kMaxFileMs) * 1e-3;
     series[name] = s;
   }
   const auto series_names = names_of(series);
@@ -183,7 +186,7 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
   for (std::size_t i = 0; i < machine_count; ++i) {
     const ConfigNode e = root.at("machines")[i];
     e.allow_only({"name", "description", "base", "series", "cpu", "vcpus", "memory_gib", "nic_gbps",
-                  "disk_write_mb_per_s", "gpus"});
+                  "disk_write_mb_per_s", "disk_file_ms", "gpus"});
     const std::string name = entry_name(e, catalog.machines_);
     const int kinds = int(e.has("base")) + int(e.has("series")) + int(e.has("cpu"));
     if (kinds != 1) {
@@ -194,7 +197,8 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
 
     MachineType m;
     if (auto base = e.find("base")) {
-      for (const char* key : {"vcpus", "memory_gib", "nic_gbps", "disk_write_mb_per_s"}) {
+      for (const char* key :
+           {"vcpus", "memory_gib", "nic_gbps", "disk_write_mb_per_s", "disk_file_ms"}) {
         if (auto given = e.find(key)) {
           given->fail("not allowed beside 'base'", "the machine takes it from its base");
         }
@@ -239,6 +243,9 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
       } else {
         m.disk_write_bandwidth = s->disk_write;
       }
+      m.disk_file_seconds = e.has("disk_file_ms") || !s
+                                ? e.get_double("disk_file_ms", 0, 0, kMaxFileMs) * 1e-3
+                                : s->disk_file;
     }
     m.name = name;
 

@@ -29,10 +29,17 @@ struct MachineType {
   double memory_bandwidth = 0;      // bytes/s, host memory
   double nic_bandwidth = 0;         // bytes/s, egress cap
   double disk_write_bandwidth = 0;  // bytes/s
+  double disk_file_seconds = 0;     // fixed cost of writing one file (create, fsync, rename)
   int gpu_count = 0;
   std::string gpu;           // a GpuType name, "" without GPUs
   double bus_bandwidth = 0;  // bytes/s between devices (PCIe or NVLink), per device
   double bus_latency = 0;    // seconds
+};
+
+// A host's disk, as far as checkpoints see it.
+struct Disk {
+  double write_bandwidth = 0;  // bytes/s
+  double file_seconds = 0;     // fixed cost per file written
 };
 
 class MachineCatalog {

@@ -4,12 +4,12 @@
 
 #include "common/error.h"
 #include "run/training_inputs.h"
+#include "strategy/strategies.h"
 
 namespace distlab::sim {
 
 using strategy::ClusterSpec;
 using strategy::Role;
-using strategy::StrategyKind;
 
 namespace {
 
@@ -27,8 +27,13 @@ const MachineType& machine_for(const run::Scenario& scenario, const MachineCatal
   return catalog.machine(scenario.cluster.machine_of(role));
 }
 
-// A mirrored run: one machine, one replica per device.
-ClusterPlan plan_mirrored(const run::Scenario& scenario, const MachineCatalog& catalog) {
+Disk disk_of(const MachineType& machine) {
+  return {.write_bandwidth = machine.disk_write_bandwidth,
+          .file_seconds = machine.disk_file_seconds};
+}
+
+// One machine, one replica per device (mirrored).
+ClusterPlan plan_devices_of_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
   const MachineType& machine = machine_for(scenario, catalog, Role::kChief);
   if (machine.gpu_count == 0) {
     throw ConfigError(scenario.path, 0, "cluster.machine",
@@ -49,7 +54,8 @@ ClusterPlan plan_mirrored(const run::Scenario& scenario, const MachineCatalog& c
                           .machine = machine.name,
                           .device = gpu,
                           .link_bandwidth = machine.bus_bandwidth,
-                          .link_latency = machine.bus_latency / 2});
+                          .link_latency = machine.bus_latency / 2,
+                          .disk = disk_of(machine)});
   }
   return plan;
 }
@@ -57,7 +63,10 @@ ClusterPlan plan_mirrored(const run::Scenario& scenario, const MachineCatalog& c
 }  // namespace
 
 ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog) {
-  if (scenario.strategy.kind == StrategyKind::kMirrored) return plan_mirrored(scenario, catalog);
+  if (strategy::describe(scenario.strategy.kind).placement ==
+      strategy::Placement::kDevicesOfOneHost) {
+    return plan_devices_of_one_host(scenario, catalog);
+  }
   ClusterPlan plan;
   plan.cluster = scenario.cluster.spec;
   for (const strategy::TaskId task : plan.cluster.tasks()) {
@@ -72,7 +81,8 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
          .machine = machine.name,
          .device = on_gpu ? gpu_device(catalog.gpu(machine.gpu)) : cpu_device(machine),
          .link_bandwidth = bandwidth,
-         .link_latency = scenario.network.latency_seconds / 2});
+         .link_latency = scenario.network.latency_seconds / 2,
+         .disk = disk_of(machine)});
   }
   return plan;
 }

@@ -25,6 +25,7 @@ struct HostPlan {
   ComputeDevice device;       // where the task's compute runs
   double link_bandwidth = 0;  // bytes/s, each direction
   double link_latency = 0;    // seconds, host to switch
+  Disk disk;                  // where the task writes checkpoints
 };
 
 struct ClusterPlan {

@@ -39,10 +39,11 @@ void MailboxTable::release_receivers() const {
 
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
-                       ComputeDevice device)
+                       ComputeDevice device, Disk disk)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
+      disk_(disk),
       ordinal_(cluster.ordinal(self)) {}
 
 double SimRuntime::now() const {
@@ -77,6 +78,21 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
     unslept_ = 0;
     simgrid::s4u::this_actor::sleep_for(seconds);
   }
+}
+
+double checkpoint_seconds(uint64_t bytes, const Disk& disk) {
+  const double transfer =
+      disk.write_bandwidth > 0 ? static_cast<double>(bytes) / disk.write_bandwidth : 0;
+  return transfer + disk.file_seconds;
+}
+
+void SimRuntime::store(uint64_t bytes, const std::function<void()>& io_fn) {
+  // The file is written for real (it is what a later run resumes from) but
+  // takes the simulated disk's time, not this machine's.
+  if (full_fidelity() && io_fn) io_fn();
+  const double seconds = unslept_ + checkpoint_seconds(bytes, disk_);
+  unslept_ = 0;
+  if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
 }
 
 }  // namespace distlab::sim

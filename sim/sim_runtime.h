@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/compute_model.h"
+#include "sim/machine.h"
 #include "strategy/runtime.h"
 
 namespace distlab::sim {
@@ -39,10 +40,13 @@ class MailboxTable {
 // task's messages may leave up to this much early, never more.
 inline constexpr double kComputeResolution = 1e-6;
 
+// Seconds to write one checkpoint file of `bytes` on `disk`.
+double checkpoint_seconds(uint64_t bytes, const Disk& disk);
+
 class SimRuntime : public strategy::Runtime {
  public:
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
-             const MailboxTable& mailboxes, ComputeDevice device);
+             const MailboxTable& mailboxes, ComputeDevice device, Disk disk);
 
   double now() const override;
 
@@ -50,10 +54,12 @@ class SimRuntime : public strategy::Runtime {
   void transmit(strategy::TaskId to, strategy::Message message) override;
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+  void store(uint64_t bytes, const std::function<void()>& io_fn) override;
 
  private:
   const MailboxTable& mailboxes_;
   ComputeDevice device_;
+  Disk disk_;
   int ordinal_;
   double unslept_ = 0;  // compute time not yet slept (below the resolution)
 };

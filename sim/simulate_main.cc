@@ -29,6 +29,8 @@ struct Options {
   std::string fidelity;
   std::optional<uint64_t> seed;
   std::string out;
+  std::string resume;
+  std::optional<int64_t> checkpoint_every;
   std::string machines = DISTLAB_SOURCE_DIR "/scenarios/machines.yaml";
   int threads = 2;
   bool quiet = false;
@@ -39,6 +41,9 @@ int simulate_command(const Options& o) {
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (!o.fidelity.empty()) overrides.push_back({"fidelity", o.fidelity});
   if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
+  if (o.checkpoint_every) {
+    overrides.push_back({"checkpoint.every_steps", std::to_string(*o.checkpoint_every)});
+  }
   const sim::MachineCatalog catalog = sim::MachineCatalog::load(o.machines);
   const run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
 
@@ -58,6 +63,10 @@ int simulate_command(const Options& o) {
   std::unique_ptr<Progress> progress;
   sim::SimulationOptions options;
   options.compute_threads = o.threads;
+  options.checkpoints = {
+      .run_directory = dir, .resume = o.resume, .note = [&](const std::string& line) {
+        if (!o.quiet) std::fprintf(stderr, "%s\n", line.c_str());
+      }};
   options.on_progress = [&](int64_t done, int64_t total, double simulated) {
     if (!progress) progress = std::make_unique<Progress>("simulating", total, stderr, !o.quiet);
     progress->update(done, fmt::format("{:.2f} simulated s", simulated));
@@ -71,7 +80,8 @@ int simulate_command(const Options& o) {
   run::write_run_directory(dir, result);
   if (!o.quiet) {
     std::printf("%s", run::format_summary_table(result).c_str());
-    std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}\n", dir.c_str());
+    std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}%s\n", dir.c_str(),
+                scenario.checkpoint.enabled() ? " and checkpoints/" : "");
   }
   return 0;
 }
@@ -91,8 +101,13 @@ int main(int argc, char** argv) {
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set training.epochs=2 --seed 3\n"
       "  ./simulate scenarios/timing_1024_workers.yaml --set cluster.workers=255\n"
       "  ./simulate scenarios/cifar10_mlp_sync.yaml --fidelity timing --out runs/mlp\n"
+      "  ./simulate scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
+      "  ./simulate scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
       "Fidelity: full runs the real math in every task (losses, accuracy, weights);\n"
       "timing skips it and keeps message sizes and compute times exact.\n"
+      "Checkpoints: the chief writes <run directory>/checkpoints/step-N.safetensors every\n"
+      "checkpoint.every_steps steps or every_seconds simulated seconds, and at the end;\n"
+      "--resume trains on from the newest valid one up to the scenario's total.\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input (scenario, option, data).\n" +
       distlab::nn::kernels::isa_help());
   app.add_option("scenario", o.scenario, "scenario file (YAML), e.g. scenarios/ps_4workers.yaml")
@@ -104,6 +119,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "timing"}));
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
   app.add_option("--out", o.out, "run directory (default: runs/<scenario>-<time>/)");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.resume,
+                 "go on from a checkpoint: a run directory (its newest valid one) or a file");
   app.add_option("--threads", o.threads, "compute threads for the real math")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

@@ -33,6 +33,10 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
 
   run::TrainingInputs inputs(scenario);
   strategy::TrainingSetup& setup = inputs.setup();
+  run::CheckpointRequest checkpoints = options.checkpoints;
+  checkpoints.backend = "simulate";
+  setup.set_checkpoints(
+      run::plan_checkpoints(scenario, setup, plan.cluster.replicas(), checkpoints));
   const int64_t chief_steps = setup.steps_per_replica(plan.cluster.replicas());
   if (options.on_progress) {
     setup.on_chief_step = [&](int64_t done, int64_t total) {
@@ -61,7 +65,8 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   for (int t = 0; t < tasks; ++t) {
     const TaskId task = plan.cluster.task_at(t);
     actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t, task] {
-      SimRuntime runtime(task, plan.cluster, scenario.fidelity, mailboxes, plan.hosts[t].device);
+      SimRuntime runtime(task, plan.cluster, scenario.fidelity, mailboxes, plan.hosts[t].device,
+                         plan.hosts[t].disk);
       runtime.set_span_limit(std::max<std::size_t>(options.span_limit / tasks, 100));
       try {
         outcomes[t] = strategy::run_task(runtime, setup);
@@ -124,6 +129,13 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   result.seed = scenario.seed;
   result.replicas = plan.cluster.replicas();
   result.steps = chief_steps;
+  result.checkpoint = scenario.checkpoint;
+  if (const auto& resume = setup.checkpoints().resume) {
+    result.resumed_from = resume->path;
+    // A checkpoint at or beyond the run's end leaves nothing to train.
+    result.start_step = resume->info.step;
+    result.steps = std::max(result.steps, result.start_step);
+  }
   for (int t = 0; t < tasks; ++t) {
     result.run_seconds = std::max(result.run_seconds, logs[t].finished_at);
     result.examples += outcomes[t].examples;

@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "run/checkpoint_plan.h"
 #include "run/run_result.h"
 #include "run/scenario.h"
 #include "sim/machine.h"
@@ -18,6 +19,8 @@ struct SimulationOptions {
   // Timeline spans kept, all tasks together (each task keeps its share):
   // enough to see every step of a small run, bounded for a large one.
   std::size_t span_limit = 200'000;
+  // Where checkpoints go and what to resume from (backend is set here).
+  run::CheckpointRequest checkpoints;
   // Called as the chief finishes steps: (done, total, simulated seconds).
   std::function<void(int64_t, int64_t, double)> on_progress;
 };

@@ -39,4 +39,13 @@ struct TrainingConfig {
   int64_t train_examples = 0;  // first examples of the training set; 0: all
 };
 
+// When the chief writes checkpoints (the scenario's `checkpoint` section).
+struct CheckpointConfig {
+  int64_t every_steps = 0;   // 0: not by steps
+  double every_seconds = 0;  // on the run's clock (simulated or wall); 0: not by time
+  int keep = 3;              // the newest files kept; older ones are deleted
+
+  bool enabled() const { return every_steps > 0 || every_seconds > 0; }
+};
+
 }  // namespace distlab::strategy

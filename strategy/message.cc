@@ -10,6 +10,10 @@ const char* tag_name(Tag tag) {
       return "to-ps";
     case Tag::kParameters:
       return "parameters";
+    case Tag::kRestore:
+      return "restore";
+    case Tag::kShardState:
+      return "shard-state";
   }
   return "?";
 }

@@ -17,7 +17,9 @@ enum class Tag : uint16_t {
   kRing = 1,           // chunks of a ring all-reduce
   kToParameterServer,  // worker -> ps: pull, push, stop, final (see `op`)
   kParameters,         // ps -> worker: a shard of the parameters
-  kLast = kParameters,
+  kRestore,            // chief -> every task of a resumed run: its part of the checkpoint
+  kShardState,         // ps -> chief: a shard and its optimizer state, for a checkpoint
+  kLast = kShardState,
 };
 const char* tag_name(Tag tag);
 

@@ -59,23 +59,106 @@ void push(Runtime& runtime, int64_t step, FloatRange grads, const std::vector<in
   }
 }
 
+// The floats of a shard with its optimizer state: values, then each slot.
+int64_t shard_state_floats(const TrainingSetup& setup, const Shard& shard) {
+  return shard.size * static_cast<int64_t>(1 + setup.checkpoint_layout().slots());
+}
+
+// Which of a checkpoint's optimizer step counts belongs to shard j: its own
+// when the checkpoint has one per shard, else the single one it has.
+int64_t optimizer_steps_of(const TrainingState& state, int j) {
+  if (state.optimizer_steps.empty()) return 0;
+  const std::size_t index = static_cast<std::size_t>(j);
+  return index < state.optimizer_steps.size() ? state.optimizer_steps[index]
+                                              : state.optimizer_steps.front();
+}
+
+TrainingState gather_shards(Runtime& runtime, Replica& chief, int64_t steps_done) {
+  const int servers = runtime.cluster().ps;
+  const TrainingSetup& setup = chief.setup();
+  TrainingState state = chief.training_state(steps_done);  // its moving statistics
+  const std::size_t slots = setup.checkpoint_layout().slots();
+  const bool values = runtime.full_fidelity();
+  if (values) state.optimizer_slots.assign(slots, std::vector<float>(setup.parameter_floats()));
+  state.optimizer_steps.assign(servers, 0);
+  for (int j = 0; j < servers; ++j)
+    runtime.send({Role::kPs, j}, request(PsRequest::kCheckpoint, steps_done));
+  for (int j = 0; j < servers; ++j) {
+    const Shard shard = shard_of(setup.parameter_floats(), servers, j);
+    Message reply = runtime.recv({Role::kPs, j}, Tag::kShardState);
+    const int64_t floats = shard_state_floats(setup, shard);
+    if (reply.bytes != static_cast<uint64_t>(floats) * sizeof(float)) {
+      throw Error(task_name(runtime.self()) + ": ps:" + std::to_string(j) + " sent " +
+                  std::to_string(reply.bytes) + " bytes of shard state where " +
+                  std::to_string(floats * 4) + " were expected");
+    }
+    state.optimizer_steps[j] = reply.version;
+    if (!values) continue;
+    auto from = reply.values.begin();
+    std::copy(from, from + shard.size, state.parameters.begin() + shard.begin);
+    for (std::size_t s = 0; s < slots; ++s) {
+      from += shard.size;
+      std::copy(from, from + shard.size, state.optimizer_slots[s].begin() + shard.begin);
+    }
+  }
+  return state;
+}
+
+void scatter_shards(Runtime& runtime, Replica& chief, const TrainingState& state) {
+  const int servers = runtime.cluster().ps;
+  const TrainingSetup& setup = chief.setup();
+  const bool values = runtime.full_fidelity();
+  for (int j = 0; j < servers; ++j) {
+    const Shard shard = shard_of(setup.parameter_floats(), servers, j);
+    std::vector<float> packed;
+    if (values) {
+      auto add = [&](const std::vector<float>& from) {
+        packed.insert(packed.end(), from.begin() + shard.begin,
+                      from.begin() + shard.begin + shard.size);
+      };
+      add(state.parameters);
+      for (const auto& slot : state.optimizer_slots) add(slot);
+    }
+    Message m = make_message(Tag::kRestore, state.step, shard_state_floats(setup, shard),
+                             values ? packed.data() : nullptr);
+    m.version = optimizer_steps_of(state, j);
+    runtime.send({Role::kPs, j}, std::move(m));
+  }
+  // Workers pull their weights from the servers: they need only the step.
+  for (int r = 1; r < chief.replicas(); ++r) {
+    runtime.send(runtime.cluster().replica(r), make_message(Tag::kRestore, state.step, 0, nullptr));
+  }
+}
+
+int64_t receive_step(Runtime& runtime, Replica&) {
+  return runtime.recv(runtime.cluster().replica(0), Tag::kRestore).step;
+}
+
 }  // namespace
+
+CheckpointHooks parameter_server_checkpoint_hooks() {
+  return {.gather = gather_shards, .scatter = scatter_shards, .receive = receive_step};
+}
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup) {
   Replica replica(runtime, setup);
+  Checkpointing checkpoints(runtime, setup, replica);
   const bool sync = setup.strategy().mode == PsMode::kSync;
   const int servers = runtime.cluster().ps;
   std::vector<int64_t> versions(servers, 0);
+  const int64_t first_step = checkpoints.start();
 
-  for (int64_t step = 0; step < replica.total_steps(); ++step) {
+  for (int64_t step = first_step; step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
     pull(runtime, PsRequest::kPull, step, replica.parameters(), versions);
     const double loss =
         replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
     push(runtime, step, replica.gradients(), versions);
     replica.after_step(step, loss);
+    checkpoints.after_step(step + 1);
     runtime.end_step(loss);
   }
+  checkpoints.finish(replica.total_steps());
   for (int j = 0; j < servers; ++j) {
     runtime.send({Role::kPs, j}, request(PsRequest::kStop, replica.total_steps()));
   }
@@ -83,7 +166,7 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
   if (replica.is_chief())
     pull(runtime, PsRequest::kFinal, replica.total_steps(), replica.parameters(), versions);
   TaskOutcome outcome = replica.finish();
-  outcome.updates = replica.total_steps() * servers;
+  outcome.updates = std::max<int64_t>(replica.total_steps() - first_step, 0) * servers;
   return outcome;
 }
 
@@ -110,6 +193,29 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   int64_t version = 0;  // updates applied to this shard
   int64_t gradients_applied = 0;
   std::vector<int64_t> pushes(replicas, 0);
+  if (setup.checkpoints().resuming) {
+    // The chief's part of the checkpoint: the shard, its optimizer state and
+    // the updates applied to it.
+    Message m = runtime.recv(cluster.replica(0), Tag::kRestore);
+    const int64_t floats = shard_state_floats(setup, shard);
+    if (m.bytes != static_cast<uint64_t>(floats) * sizeof(float)) {
+      throw Error(task_name(runtime.self()) + ": the chief's restore holds " +
+                  std::to_string(m.bytes) + " bytes where " + std::to_string(floats * 4) +
+                  " were expected");
+    }
+    version = m.version;
+    if (runtime.full_fidelity()) {
+      auto from = m.values.begin();
+      std::copy(from, from + shard.size, values.begin());
+      for (const auto slot : optimizer->state()) {
+        from += shard.size;
+        std::copy(from, from + shard.size, slot.begin());
+      }
+      optimizer->set_steps(version);
+    }
+    // Sync: every worker's pushes so far count as applied.
+    std::fill(pushes.begin(), pushes.end(), version);
+  }
   std::vector<std::optional<Message>> pending(replicas);  // sync: this step's gradients
   int pending_count = 0;
   std::vector<Message> deferred;  // pulls that wait for an update (sync) or for the end
@@ -120,6 +226,26 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     Message m = make_message(Tag::kParameters, pull_request.step, shard.size, current.data());
     m.version = version;
     runtime.send(pull_request.from, std::move(m));
+  };
+  // The chief's checkpoint: the shard, then each optimizer slot.
+  auto reply_state = [&](const Message& request) {
+    std::vector<float> packed;
+    if (runtime.full_fidelity()) {
+      packed = values;
+      for (const auto slot : optimizer->state())
+        packed.insert(packed.end(), slot.begin(), slot.end());
+    }
+    Message m = make_message(Tag::kShardState, request.step, shard_state_floats(setup, shard),
+                             runtime.full_fidelity() ? packed.data() : nullptr);
+    m.version = version;
+    runtime.send(request.from, std::move(m));
+  };
+  auto answer = [&](const Message& m) {
+    if (static_cast<PsRequest>(m.op) == PsRequest::kCheckpoint) {
+      reply_state(m);
+    } else {
+      reply(m);
+    }
   };
   auto apply = [&](std::span<const float> gradient, int64_t staleness, int gradients) {
     runtime.begin_step(version);
@@ -138,8 +264,9 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     const int rank = cluster.replica_rank(m.from);
     switch (static_cast<PsRequest>(m.op)) {
       case PsRequest::kPull:
+      case PsRequest::kCheckpoint:
         if (ready(m)) {
-          reply(m);
+          answer(m);
         } else {
           deferred.push_back(std::move(m));
         }
@@ -164,8 +291,9 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         for (auto& p : pending) p.reset();
         pending_count = 0;
         for (auto it = deferred.begin(); it != deferred.end();) {
-          if (static_cast<PsRequest>(it->op) == PsRequest::kPull && ready(*it)) {
-            reply(*it);
+          const auto op = static_cast<PsRequest>(it->op);
+          if ((op == PsRequest::kPull || op == PsRequest::kCheckpoint) && ready(*it)) {
+            answer(*it);
             it = deferred.erase(it);
           } else {
             ++it;
@@ -185,7 +313,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     }
   }
   // Every worker has stopped: the shard is final.
-  for (const Message& m : deferred) reply(m);
+  for (const Message& m : deferred) answer(m);
   return {.updates = gradients_applied};
 }
 

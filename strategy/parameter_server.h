@@ -15,6 +15,7 @@
 // worker has stopped, pulls the final weights.
 #pragma once
 
+#include "strategy/checkpointing.h"
 #include "strategy/replica.h"
 #include "strategy/runtime.h"
 #include "strategy/training_setup.h"
@@ -27,9 +28,25 @@ enum class PsRequest : int32_t {
   kPush = 1,   // here is my gradient of your shard, computed from the version I pulled
   kStop = 2,   // I take no more steps
   kFinal = 3,  // send me your shard once every worker has stopped
+  // The chief's, for a checkpoint: send me your shard and its optimizer
+  // state (async: now; sync: once my last push is applied).
+  kCheckpoint = 4,
 };
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup);
 TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup);
+
+// The chief pulls every shard with its optimizer state for a checkpoint; a
+// restore sends each PS its shard and each worker the step.
+//
+// Consistency: under sync, a PS answers the chief's request only once the
+// chief's last push is applied, and the next update waits for the chief's
+// next push, so every shard is read after the same step: the checkpoint is
+// the state the run had after that step. Under async, each PS answers when
+// the request arrives, and other workers' updates go on meanwhile: shards
+// may be read a few updates apart, as TensorFlow's saver reads each
+// variable from its PS in turn. The file records the chief's step; a
+// resumed run restarts every worker from it.
+CheckpointHooks parameter_server_checkpoint_hooks();
 
 }  // namespace distlab::strategy

@@ -72,6 +72,42 @@ void Replica::apply_gradients() {
                    [&] { optimizer_->step(model_->parameters(), model_->gradients()); });
 }
 
+TrainingState Replica::training_state(int64_t step) {
+  TrainingState state;
+  state.step = step;
+  if (!model_) return state;
+  const auto params = model_->parameters();
+  const auto model_state = model_->state();
+  state.parameters.assign(params.begin(), params.end());
+  state.model_state.assign(model_state.begin(), model_state.end());
+  for (const auto slot : optimizer_->state())
+    state.optimizer_slots.emplace_back(slot.begin(), slot.end());
+  state.optimizer_steps = {optimizer_->steps()};
+  return state;
+}
+
+void Replica::restore(const TrainingState& state) {
+  if (!model_) return;
+  auto fill = [&](std::span<float> to, const std::vector<float>& from, const char* what) {
+    if (from.size() != to.size()) {
+      throw Error(task_name(runtime_.self()) + ": the checkpoint's " + what + " hold " +
+                  std::to_string(from.size()) + " floats, the model " + std::to_string(to.size()));
+    }
+    std::copy(from.begin(), from.end(), to.begin());
+  };
+  fill(model_->parameters(), state.parameters, "parameters");
+  fill(model_->state(), state.model_state, "moving statistics");
+  const auto slots = optimizer_->state();
+  if (slots.size() != state.optimizer_slots.size()) {
+    throw Error(task_name(runtime_.self()) + ": the checkpoint's optimizer has " +
+                std::to_string(state.optimizer_slots.size()) + " state tensors, this one " +
+                std::to_string(slots.size()));
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    fill(slots[s], state.optimizer_slots[s], "optimizer state");
+  optimizer_->set_steps(state.optimizer_steps.empty() ? 0 : state.optimizer_steps.front());
+}
+
 void Replica::after_step(int64_t step, double train_loss) {
   if (!is_chief()) return;
   const int64_t every = setup_.training().eval_every;

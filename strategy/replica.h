@@ -15,6 +15,7 @@
 #include "strategy/float_range.h"
 #include "strategy/runtime.h"
 #include "strategy/training_setup.h"
+#include "strategy/training_state.h"
 
 namespace distlab::strategy {
 
@@ -39,11 +40,13 @@ class Replica {
   Replica(Runtime& runtime, const TrainingSetup& setup);
 
   int rank() const { return rank_; }
+  const TrainingSetup& setup() const { return setup_; }
   int replicas() const { return replicas_; }
   // Replica 0: the chief, or worker 0 in a cluster without one (as in
   // TensorFlow). It evaluates and fingerprints the final weights.
   bool is_chief() const { return rank_ == 0; }
   int64_t total_steps() const { return total_steps_; }
+  int64_t steps_per_epoch() const { return sampler_.steps_per_epoch(); }
 
   FloatRange parameters();
   FloatRange gradients();
@@ -57,6 +60,11 @@ class Replica {
   // The chief evaluates every eval_every steps (after `step`, 0-based) and
   // reports progress; other replicas do nothing.
   void after_step(int64_t step, double train_loss);
+  // The replica's whole state after `step` steps (full fidelity; in timing
+  // fidelity only the step), and its restoration from a checkpoint's.
+  TrainingState training_state(int64_t step);
+  void restore(const TrainingState& state);
+
   // The weights' fingerprint, and the chief's final evaluation.
   TaskOutcome finish();
 

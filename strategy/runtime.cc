@@ -137,6 +137,18 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
 }
 
+void Runtime::checkpoint(const std::string& label, uint64_t bytes,
+                         const std::function<void()>& io_fn) {
+  const double start = now();
+  store(bytes, io_fn);
+  const double end = now();
+  log_.checkpoint_seconds += end - start;
+  log_.checkpoint_bytes += bytes;
+  ++log_.checkpoints;
+  if (step_) step_->checkpoint_seconds += end - start;
+  if (end > start) add_span(SpanKind::kCheckpoint, start, end, label);
+}
+
 void Runtime::begin_step(int64_t step) {
   step_.emplace();
   step_->step = step;

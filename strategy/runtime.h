@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "strategy/config.h"
@@ -48,6 +49,14 @@ class Runtime {
   // for the time `work` takes (measured, or modelled on the host's device).
   void compute(const Work& work, const std::function<void()>& work_fn);
 
+  // Writes (or reads back) a checkpoint of `bytes` bytes: runs `io_fn`,
+  // which does the file's work (nothing in timing fidelity), and accounts
+  // the time as checkpoint time: measured on the real backend, modelled in
+  // the simulator (bytes over the host's disk bandwidth, plus a fixed cost
+  // per file). The task does nothing else meanwhile, as TensorFlow's saver
+  // blocks its training loop.
+  void checkpoint(const std::string& label, uint64_t bytes, const std::function<void()>& io_fn);
+
   // Step bookkeeping: what happens between begin_step and end_step is
   // added to that step's row of steps.csv.
   void begin_step(int64_t step);
@@ -72,6 +81,9 @@ class Runtime {
   virtual Message receive(Tag tag) = 0;
   // Runs the work (or not) and lets the task's clock advance accordingly.
   virtual void execute(const Work& work, const std::function<void()>& work_fn) = 0;
+  // Runs the file work of a checkpoint of `bytes` and lets the clock advance
+  // accordingly.
+  virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;
 
   TaskLog& mutable_log() { return log_; }
 

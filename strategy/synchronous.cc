@@ -2,27 +2,99 @@
 
 #include <vector>
 
+#include "common/error.h"
+#include "strategy/checkpointing.h"
 #include "strategy/ring_allreduce.h"
 
 namespace distlab::strategy {
+namespace {
+
+// A replica's part of a restore: everything but the step, in one message:
+// parameters, moving statistics, then each optimizer slot.
+int64_t restore_floats(const TrainingSetup& setup) {
+  const CheckpointLayout& layout = setup.checkpoint_layout();
+  return layout.parameter_floats() * static_cast<int64_t>(1 + layout.slots()) +
+         layout.state_floats();
+}
+
+TrainingState gather_replica_state(Runtime&, Replica& chief, int64_t steps_done) {
+  // Every replica holds the same weights and optimizer state: the chief's
+  // own are the run's.
+  return chief.training_state(steps_done);
+}
+
+void scatter_replica_state(Runtime& runtime, Replica& chief, const TrainingState& state) {
+  std::vector<float> packed;
+  if (runtime.full_fidelity()) {
+    packed = state.parameters;
+    packed.insert(packed.end(), state.model_state.begin(), state.model_state.end());
+    for (const auto& slot : state.optimizer_slots)
+      packed.insert(packed.end(), slot.begin(), slot.end());
+  }
+  const int64_t floats = restore_floats(chief.setup());
+  for (int r = 1; r < chief.replicas(); ++r) {
+    Message m = make_message(Tag::kRestore, state.step, floats,
+                             runtime.full_fidelity() ? packed.data() : nullptr);
+    m.version = state.optimizer_steps.empty() ? 0 : state.optimizer_steps.front();
+    runtime.send(runtime.cluster().replica(r), std::move(m));
+  }
+}
+
+int64_t receive_replica_state(Runtime& runtime, Replica& replica) {
+  Message m = runtime.recv(runtime.cluster().replica(0), Tag::kRestore);
+  if (m.bytes != static_cast<uint64_t>(restore_floats(replica.setup())) * sizeof(float)) {
+    throw Error(task_name(runtime.self()) + ": the chief's restore holds " +
+                std::to_string(m.bytes) + " bytes where " +
+                std::to_string(restore_floats(replica.setup()) * 4) + " were expected");
+  }
+  if (runtime.full_fidelity()) {
+    const CheckpointLayout& layout = replica.setup().checkpoint_layout();
+    TrainingState state;
+    state.step = m.step;
+    auto take = [&, at = m.values.begin()](int64_t n) mutable {
+      std::vector<float> part(at, at + n);
+      at += n;
+      return part;
+    };
+    state.parameters = take(layout.parameter_floats());
+    state.model_state = take(layout.state_floats());
+    for (std::size_t s = 0; s < layout.slots(); ++s) {
+      state.optimizer_slots.push_back(take(layout.parameter_floats()));
+    }
+    state.optimizer_steps = {m.version};
+    replica.restore(state);
+  }
+  return m.step;
+}
+
+}  // namespace
+
+CheckpointHooks synchronous_checkpoint_hooks() {
+  return {.gather = gather_replica_state,
+          .scatter = scatter_replica_state,
+          .receive = receive_replica_state};
+}
 
 TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
   Replica replica(runtime, setup);
+  Checkpointing checkpoints(runtime, setup, replica);
   std::vector<TaskId> ring;
   for (int r = 0; r < replica.replicas(); ++r) ring.push_back(runtime.cluster().replica(r));
   const int64_t bucket_floats = setup.strategy().bucket_bytes / static_cast<int64_t>(sizeof(float));
   const int64_t segment_floats =
       setup.strategy().segment_bytes / static_cast<int64_t>(sizeof(float));
 
-  for (int64_t step = 0; step < replica.total_steps(); ++step) {
+  for (int64_t step = checkpoints.start(); step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
     const double loss = replica.compute_gradients(step, LossScale::kGlobalBatch);
     bucketed_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
                        segment_floats, step);
     replica.apply_gradients();
     replica.after_step(step, loss);
+    checkpoints.after_step(step + 1);
     runtime.end_step(loss);
   }
+  checkpoints.finish(replica.total_steps());
   return replica.finish();
 }
 

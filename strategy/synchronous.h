@@ -5,6 +5,7 @@
 // spans the devices of one host; the algorithm is the same.
 #pragma once
 
+#include "strategy/checkpointing.h"
 #include "strategy/replica.h"
 #include "strategy/runtime.h"
 #include "strategy/training_setup.h"
@@ -12,5 +13,9 @@
 namespace distlab::strategy {
 
 TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup);
+
+// The chief's replica holds the run's whole state; a restore sends every
+// other replica a copy of it.
+CheckpointHooks synchronous_checkpoint_hooks();
 
 }  // namespace distlab::strategy

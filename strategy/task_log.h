@@ -69,6 +69,8 @@ struct TaskLog {
   double communication_seconds = 0;
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
+  uint64_t checkpoints = 0;  // checkpoint files written or read
+  uint64_t checkpoint_bytes = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   uint64_t messages_sent = 0;

@@ -11,10 +11,22 @@
 
 #include "nn/data/dataset.h"
 #include "nn/model.h"
+#include "strategy/checkpoint_file.h"
 #include "strategy/config.h"
 #include "strategy/work.h"
 
 namespace distlab::strategy {
+
+// What a run does about checkpoints, decided by the command that runs it.
+struct CheckpointPlan {
+  CheckpointConfig config;
+  std::string folder;  // where the chief writes them; "" writes none (tests)
+  RunFacts facts;      // recorded in every file
+  // Every task of a resumed run knows it is one (it waits for its part of
+  // the checkpoint); only the chief's process holds the checkpoint.
+  bool resuming = false;
+  std::shared_ptr<const LoadedCheckpoint> resume;
+};
 
 class TrainingSetup {
  public:
@@ -46,6 +58,10 @@ class TrainingSetup {
   const Work& evaluation_work() const { return evaluation_work_; }
   Work update_work(int64_t floats) const;
 
+  void set_checkpoints(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
+  const CheckpointPlan& checkpoints() const { return checkpoints_; }
+  const CheckpointLayout& checkpoint_layout() const { return checkpoint_layout_; }
+
   // Called by the chief after each of its steps: (steps done, steps in all).
   std::function<void(int64_t, int64_t)> on_chief_step;
 
@@ -61,6 +77,8 @@ class TrainingSetup {
   nn::Model reference_;
   int64_t parameter_floats_;
   Work evaluation_work_;
+  CheckpointLayout checkpoint_layout_;
+  CheckpointPlan checkpoints_;
   mutable std::map<int64_t, Work> step_work_;
 };
 

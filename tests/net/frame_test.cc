@@ -267,7 +267,9 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     }
   }
   SECTION("unknown message tag") {
-    for (const uint16_t tag : {uint16_t{0}, uint16_t{4}, uint16_t{0x8000}}) {
+    const auto past_last =
+        static_cast<uint16_t>(static_cast<int>(distlab::strategy::Tag::kLast) + 1);
+    for (const uint16_t tag : {uint16_t{0}, past_last, uint16_t{0x8000}}) {
       Header bytes = good;
       set_u16(bytes, 8, tag);
       require_refused(bytes, FrameProblem::kUnknownTag,

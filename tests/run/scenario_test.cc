@@ -172,7 +172,8 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
   CHECK(load("", "name: mirrored").strategy.devices == 0);
   CHECK(message_of<ConfigError>([&] {
           load("chief: 0", "name: mirrored");
-        }).find("cluster.chief: must be 1 for mirrored") != std::string::npos);
+        }).find("cluster.chief: strategy mirrored needs chief: 1, this cluster has 0") !=
+        std::string::npos);
   CHECK(message_of<ConfigError>([&] {
           load("", "name: mirrored, devices: -1");
         }).find("strategy.devices: must be between 0 and") != std::string::npos);
@@ -181,23 +182,21 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
         }).find("cluster.ps: strategy local has no parameter servers") != std::string::npos);
   CHECK(message_of<ConfigError>([&] {
           load("ps: 1", "name: mirrored");
-        }).find("cluster.ps: must be 0 for mirrored") != std::string::npos);
-  CHECK(message_of<ConfigError>([&] {
-          load("", "name: local, bucket_bytes: 10");
-        }).find("strategy.bucket_bytes: strategy local reduces no gradients in buckets") !=
-        std::string::npos);
+        }).find("cluster.ps: strategy mirrored has no parameter servers") != std::string::npos);
+  CHECK(message_of<ConfigError>([&] { load("", "name: local, bucket_bytes: 10"); })
+            .find("strategy.bucket_bytes: strategy local takes no bucket_bytes (bucket_bytes is "
+                  "for allreduce and mirrored)") != std::string::npos);
   CHECK(message_of<ConfigError>([&] {
           load("workers: 1, ps: 1", "name: parameter_server, segment_bytes: 4096");
-        }).find("strategy.segment_bytes: strategy parameter_server sends no ring segments") !=
+        }).find("strategy.segment_bytes: strategy parameter_server takes no segment_bytes") !=
         std::string::npos);
   CHECK(message_of<ConfigError>([&] {
           load("workers: 1", "name: allreduce, segment_bytes: 3");
         }).find("strategy.segment_bytes: a segment must hold at least one float") !=
         std::string::npos);
-  CHECK(message_of<ConfigError>([&] {
-          load("chief: 0, ps: 1", "name: parameter_server");
-        }).find("cluster: strategy parameter_server needs at least one worker") !=
-        std::string::npos);
+  CHECK(message_of<ConfigError>([&] { load("chief: 0, ps: 1", "name: parameter_server"); })
+            .find("cluster: strategy parameter_server needs at least 1 replica, a chief or "
+                  "workers; this cluster has 0") != std::string::npos);
 }
 
 TEST_CASE("Overrides change values and add keys before the checks") {
@@ -253,7 +252,7 @@ TEST_CASE("A bad value set by an override names the override") {
   CHECK(error("cluster.ps=1") ==
         path +
             ": cluster.ps: strategy local has no parameter servers (set by --set cluster.ps=1; "
-            "set ps: 0 or remove it)");
+            "use chief: 1 and workers: 0 (or chief: 0 and workers: 1), ps: 0)");
   // A path through a value of the file points at that value's line.
   CHECK(error("cluster.machine.type=x") ==
         path +

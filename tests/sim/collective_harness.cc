@@ -42,7 +42,7 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
   for (int t = 0; t < tasks; ++t) {
     actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t] {
       sim::SimRuntime runtime({strategy::Role::kWorker, t}, plan.cluster, fidelity, mailboxes,
-                              instant);
+                              instant, sim::Disk{});
       try {
         body(runtime, t);
       } catch (const simgrid::ForcefulKillException&) {
