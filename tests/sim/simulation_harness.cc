@@ -23,7 +23,8 @@ std::string scratch_folder_with_tiny_model(int hidden) {
 }
 
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
-                             const std::string& yaml, const std::string& catalog) {
+                             const std::string& yaml, const std::string& catalog,
+                             const run::CheckpointRequest& checkpoints) {
   const std::string path = folder + "/" + name + ".yaml";
   std::ofstream(path) << yaml;
   return nlohmann::json::parse(in_child_process([&] {
@@ -32,6 +33,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
         catalog.empty() ? sim::MachineCatalog::load_default() : sim::MachineCatalog::load(catalog);
     sim::SimulationOptions options;
     options.compute_threads = 2;
+    options.checkpoints = checkpoints;
     const run::RunResult r = sim::simulate(scenario, machines, options);
     nlohmann::json out = {{"run_seconds", r.run_seconds},
                           {"final_loss", r.final_loss},
@@ -39,19 +41,29 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                           {"weights_sha256", r.weights_sha256},
                           {"model_bytes", r.model_bytes},
                           {"replicas", r.replicas},
-                          {"steps", r.steps}};
+                          {"steps", r.steps},
+                          {"start_step", r.start_step},
+                          {"resumed_from", r.resumed_from}};
     for (std::size_t t = 0; t < r.tasks.size(); ++t) {
       const strategy::TaskLog& log = r.tasks[t];
-      nlohmann::json task = {
-          {"name", strategy::task_name(log.task)}, {"steps", log.steps.size()},
-          {"bytes_sent", log.bytes_sent},          {"bytes_received", log.bytes_received},
-          {"updates", r.task_updates[t]},          {"weights_sha256", r.task_weights_sha256[t]}};
+      nlohmann::json task = {{"name", strategy::task_name(log.task)},
+                             {"steps", log.steps.size()},
+                             {"bytes_sent", log.bytes_sent},
+                             {"bytes_received", log.bytes_received},
+                             {"updates", r.task_updates[t]},
+                             {"weights_sha256", r.task_weights_sha256[t]},
+                             {"checkpoints", log.checkpoints},
+                             {"checkpoint_bytes", log.checkpoint_bytes},
+                             {"checkpoint_seconds", log.checkpoint_seconds}};
       for (const strategy::StepRecord& step : log.steps) {
         task["staleness"].push_back(step.staleness);
         task["step_starts"].push_back(step.start);
         task["compute"].push_back(step.compute_seconds);
         task["step_bytes_sent"].push_back(step.bytes_sent);
         task["step_bytes_received"].push_back(step.bytes_received);
+        task["step_numbers"].push_back(step.step);
+        task["step_checkpoint"].push_back(step.checkpoint_seconds);
+        task["step_waiting"].push_back(step.waiting_seconds);
       }
       out["tasks"].push_back(task);
     }

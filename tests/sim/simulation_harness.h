@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "run/checkpoint_plan.h"
+
 namespace distlab::testing {
 
 // A scratch folder with a tiny model spec (`tiny.yaml`: input [6], one
@@ -16,8 +18,12 @@ std::string scratch_folder_with_tiny_model(int hidden);
 // run_seconds, final_loss, final_accuracy, weights_sha256, model_bytes,
 // replicas, and per task (cluster order) in "tasks": name, steps,
 // bytes_sent, bytes_received, updates, weights_sha256, staleness (list),
-// step_starts (list), compute (list of per-step compute seconds).
+// step_starts (list), compute (list of per-step compute seconds), and
+// for checkpoints: start_step, resumed_from, and per task checkpoints,
+// checkpoint_bytes, checkpoint_seconds, step_numbers and step_checkpoint
+// (per-step checkpoint seconds).
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
-                             const std::string& yaml, const std::string& catalog = "");
+                             const std::string& yaml, const std::string& catalog = "",
+                             const run::CheckpointRequest& checkpoints = {});
 
 }  // namespace distlab::testing
