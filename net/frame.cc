@@ -24,7 +24,8 @@ constexpr std::size_t kTagAt = 8;
 constexpr std::size_t kFlagsAt = 10;
 constexpr std::size_t kSenderAt = 12;
 constexpr std::size_t kOpAt = 16;
-constexpr std::size_t kReservedAt = 20;
+constexpr std::size_t kFromIncarnationAt = 20;
+constexpr std::size_t kToIncarnationAt = 22;
 constexpr std::size_t kStepAt = 24;
 constexpr std::size_t kVersionAt = 32;
 constexpr std::size_t kSequenceAt = 40;
@@ -131,10 +132,11 @@ void check(const FrameHeader& header, uint64_t max_payload) {
                                       " (allowed: " + hex(allowed_flags(header.type)) + ")");
   }
   if (!message &&
-      (header.op != 0 || header.step != 0 || header.version != 0 || header.sequence != 0)) {
+      (header.op != 0 || header.step != 0 || header.version != 0 || header.sequence != 0 ||
+       header.from_incarnation != 0 || header.to_incarnation != 0)) {
     fail(FrameProblem::kFieldsOnControl,
-         type_label(header.type) + " with op, step, version or sequence set (only messages " +
-             "carry them)");
+         type_label(header.type) + " with op, step, version, sequence or incarnations set (only " +
+             "messages carry them)");
   }
   switch (header.type) {
     case FrameType::kHello:
@@ -210,7 +212,8 @@ std::array<std::byte, kHeaderBytes> encode_header(const FrameHeader& header, uin
   put(out, kFlagsAt, header.flags);
   put(out, kSenderAt, header.sender);
   put(out, kOpAt, header.op);
-  put(out, kReservedAt, uint32_t{0});
+  put(out, kFromIncarnationAt, header.from_incarnation);
+  put(out, kToIncarnationAt, header.to_incarnation);
   put(out, kStepAt, header.step);
   put(out, kVersionAt, header.version);
   put(out, kSequenceAt, header.sequence);
@@ -243,14 +246,11 @@ FrameHeader decode_header(std::span<const std::byte> bytes, uint64_t max_payload
   header.step = get<int64_t>(bytes, kStepAt);
   header.version = get<int64_t>(bytes, kVersionAt);
   header.sequence = get<uint64_t>(bytes, kSequenceAt);
+  header.from_incarnation = get<uint16_t>(bytes, kFromIncarnationAt);
+  header.to_incarnation = get<uint16_t>(bytes, kToIncarnationAt);
   header.length = get<uint64_t>(bytes, kLengthAt);
   // The type first: the rest of the rules depend on it.
   check_type(header.type);
-  const auto reserved = get<uint32_t>(bytes, kReservedAt);
-  if (reserved != 0) {
-    fail(FrameProblem::kReservedNonzero,
-         type_label(header.type) + " with reserved field " + hex(reserved) + " (must be 0)");
-  }
   check(header, max_payload);
   return header;
 }
@@ -303,6 +303,11 @@ MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
   header.step = message.step;
   header.version = message.version;
   header.sequence = message.sequence;
+  if (message.from_incarnation > 0xffff || message.to_incarnation > 0xffff) {
+    fail(FrameProblem::kPayloadMismatch, "a task restarted more than 65535 times");
+  }
+  header.from_incarnation = static_cast<uint16_t>(message.from_incarnation);
+  header.to_incarnation = static_cast<uint16_t>(message.to_incarnation);
   header.length = message.bytes;
   if (message.values.empty()) {
     if (message.bytes != 0) header.flags = kFlagNoValues;
@@ -337,6 +342,8 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
   message.step = header.step;
   message.version = header.version;
   message.sequence = header.sequence;
+  message.from_incarnation = header.from_incarnation;
+  message.to_incarnation = header.to_incarnation;
   message.bytes = header.length;
   if ((header.flags & kFlagNoValues) == 0) {
     const std::size_t count = header.length / sizeof(float);

@@ -13,14 +13,17 @@
 //       10    2 flags      FrameFlag bits allowed for the type; others refused
 //       12    4 sender     the sending task's ordinal (ClusterSpec::ordinal)
 //       16    4 op         Message::op (signed)
-//       20    4 reserved   must be 0
+//       20    2 from_inc   Message::from_incarnation: the sender's life (0 until
+//                          it is restarted after a failure)
+//       22    2 to_inc     Message::to_incarnation: the receiver's, as the
+//                          sender knows it
 //       24    8 step       Message::step (signed)
 //       32    8 version    Message::version (signed)
 //       40    8 sequence   Message::sequence
 //       48    8 length     payload bytes after the header
 //
 // Payload by frame type (frames other than messages carry tag, op, step,
-// version and sequence 0):
+// version, sequence and incarnations 0):
 //
 //   type       payload
 //   hello      16 bytes: the acceptor's ordinal the connector means to reach,
@@ -56,7 +59,7 @@ namespace distlab::realnet {
 
 inline constexpr std::array<std::byte, 4> kMagic = {std::byte{'D'}, std::byte{'L'}, std::byte{'A'},
                                                     std::byte{'B'}};
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;  // 2: incarnations at offset 20
 inline constexpr std::size_t kHeaderBytes = 56;
 // The largest message payload a receiver accepts unless told otherwise: 1 GiB
 // (268,435,456 floats). A longer frame is refused before anything is
@@ -98,6 +101,8 @@ struct FrameHeader {
   int64_t step = 0;
   int64_t version = 0;
   uint64_t sequence = 0;
+  uint16_t from_incarnation = 0;
+  uint16_t to_incarnation = 0;
   uint64_t length = 0;
 
   friend bool operator==(const FrameHeader&, const FrameHeader&) = default;
@@ -110,13 +115,12 @@ enum class FrameProblem {
   kUnsupportedVersion,  // another protocol version
   kUnknownType,         // a frame type outside FrameType
   kBadFlags,            // flag bits not defined for the frame type
-  kReservedNonzero,     // the reserved field is not 0
   kUnknownTag,          // a message tag outside strategy::Tag
-  kFieldsOnControl,     // tag, op, step, version or sequence set on a non-message frame
-  kTooLong,             // a payload above the maximum
-  kBadLength,           // a payload length the frame type cannot have
-  kPayloadMismatch,     // a payload span (or message) that does not match the header
-  kUnknownSender,       // a sender ordinal outside the cluster
+  kFieldsOnControl,  // tag, op, step, version, sequence or incarnations set on a non-message frame
+  kTooLong,          // a payload above the maximum
+  kBadLength,        // a payload length the frame type cannot have
+  kPayloadMismatch,  // a payload span (or message) that does not match the header
+  kUnknownSender,    // a sender ordinal outside the cluster
 };
 
 class FrameError : public Error {

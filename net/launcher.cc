@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <deque>
@@ -22,10 +23,13 @@
 #include "net/asio.h"
 #include "net/cluster_config.h"
 #include "nn/model.h"
+#include "nn/random.h"
+#include "run/checkpoint_plan.h"
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 #include "strategy/checkpoint_store.h"
+#include "strategy/strategies.h"
 
 namespace distlab::realnet {
 namespace {
@@ -44,6 +48,7 @@ struct Child {
   std::deque<std::string> last_lines;
   bool exited = false;
   int status = 0;
+  std::string cause;  // the fault the launcher injected into it, if any
 };
 
 void remember(Child& child, const std::string& line) {
@@ -73,6 +78,39 @@ std::vector<uint16_t> free_loopback_ports(int count) {
   return ports;
 }
 
+namespace {
+
+// Whether a child's end is a failure the platform recovers from (the
+// process was killed: a crash, a preemption, kill -9) rather than an error
+// of the run itself (an exit status), which restarting would only repeat.
+bool killed(int status) {
+  return WIFSIGNALED(status);
+}
+
+std::string how_it_ended(int status) {
+  return WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                           : "signal " + std::to_string(WTERMSIG(status));
+}
+
+// The checkpoint a rollback goes on from: the newest valid one the run
+// wrote, else what the run itself started from.
+std::optional<strategy::LoadedCheckpoint> newest_checkpoint(
+    const std::string& dir, const strategy::CheckpointLayout& layout,
+    const std::optional<strategy::LoadedCheckpoint>& started_from) {
+  const std::string folder = run::checkpoint_folder(dir);
+  std::error_code ec;
+  if (fs::is_directory(folder, ec)) {
+    try {
+      return strategy::choose_checkpoint(folder, layout).checkpoint;
+    } catch (const InputError&) {
+      // none valid yet
+    }
+  }
+  return started_from;
+}
+
+}  // namespace
+
 int launch(const LaunchOptions& o) {
   const run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
   const strategy::ClusterSpec spec =
@@ -87,30 +125,58 @@ int launch(const LaunchOptions& o) {
       o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   const fs::path reports = fs::path(dir) / "tasks";
   fs::create_directories(reports);
+  const nn::ModelSpec model_spec = nn::load_model_spec(scenario.model_path);
+  const strategy::CheckpointLayout layout(
+      nn::Model(model_spec, scenario.seed), model_spec.optimizer.kind,
+      nn::make_optimizer(model_spec.optimizer, 0)->state_names());
+  auto say = [&](const std::string& line) {
+    if (!o.quiet) std::fprintf(stderr, "%s\n", line.c_str());
+  };
   // The checkpoint to resume from is chosen here, once, and named to every
   // task: the chief reads it, the others wait for their part.
   std::optional<strategy::LoadedCheckpoint> resume;
   if (!o.resume.empty()) {
-    const nn::ModelSpec model_spec = nn::load_model_spec(scenario.model_path);
-    const strategy::CheckpointLayout layout(
-        nn::Model(model_spec, scenario.seed), model_spec.optimizer.kind,
-        nn::make_optimizer(model_spec.optimizer, 0)->state_names());
     strategy::ResumeChoice choice = strategy::choose_checkpoint(o.resume, layout);
-    if (!o.quiet) {
-      for (const std::string& skipped : choice.skipped) {
-        std::fprintf(stderr, "skipped %s\n", skipped.c_str());
-      }
-      std::fprintf(stderr, "resuming from %s (step %lld)\n", choice.checkpoint.path.c_str(),
-                   static_cast<long long>(choice.checkpoint.info.step));
-    }
+    for (const std::string& skipped : choice.skipped) say("skipped " + skipped);
+    say("resuming from " + choice.checkpoint.path + " (step " +
+        std::to_string(choice.checkpoint.info.step) + ")");
     resume = std::move(choice.checkpoint);
   }
+  const std::optional<strategy::LoadedCheckpoint> started_from = resume;
   const ClusterAddresses cluster = loopback_cluster(spec, free_loopback_ports(spec.task_count()));
   const auto epoch = std::chrono::steady_clock::now();
   const auto wall_start = epoch;
+  auto seconds_since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch).count();
+  };
+  const std::vector<strategy::TaskId> tasks = spec.tasks();
+  const int count = static_cast<int>(tasks.size());
 
-  std::vector<Child> children;
-  for (const strategy::TaskId task : spec.tasks()) {
+  // Faults the launcher injects: at a step (the task kills itself as it
+  // begins it), at a time, or at the times of a seeded exponential process.
+  std::vector<std::vector<int64_t>> crash_steps(count);
+  std::vector<std::pair<double, int>> timed;   // (seconds since start, task)
+  std::vector<std::pair<double, int>> random;  // (mean seconds between failures, task)
+  for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
+    const run::FaultSpec& fault = scenario.faults[f];
+    for (int t = 0; t < count; ++t) {
+      if (!fault.strikes(tasks[t], scenario.cluster.machine_of(tasks[t].role))) continue;
+      if (fault.at_step >= 0) crash_steps[t].push_back(fault.at_step);
+      if (fault.at_seconds >= 0) timed.emplace_back(fault.at_seconds, t);
+      if (fault.random()) random.emplace_back(fault.mtbf_seconds, t);
+    }
+  }
+  nn::Rng failure_clock(nn::derive_seed(scenario.seed, {0xfa17}));
+  auto next_failure = [&](double mean) {
+    return seconds_since_start() - mean * std::log1p(-static_cast<double>(failure_clock.uniform()));
+  };
+  std::vector<double> random_due;
+  for (const auto& [mean, t] : random) random_due.push_back(next_failure(mean));
+
+  std::vector<Child> children(count);
+  std::vector<uint32_t> incarnations(count, 0);
+  auto spawn = [&](int t, bool rejoin) {
+    const strategy::TaskId task = tasks[t];
     Child child;
     child.name = strategy::task_name(task);
     int out[2], err[2];
@@ -137,13 +203,22 @@ int launch(const LaunchOptions& o) {
         dir,
         "--progress-lines",
         "--quiet"};
-    if (resume) {
-      args.push_back("--resume");
-      args.push_back(resume->path);
-    }
     for (const run::Override& set : o.overrides) {
       args.push_back("--set");
       args.push_back(set.key + "=" + set.value);
+    }
+    if (resume && !rejoin) {
+      args.push_back("--resume");
+      args.push_back(resume->path);
+    }
+    std::string list;
+    for (const uint32_t i : incarnations) list += (list.empty() ? "" : ",") + std::to_string(i);
+    args.push_back("--incarnations");
+    args.push_back(list);
+    if (rejoin) args.push_back("--rejoin");
+    for (const int64_t step : crash_steps[t]) {
+      args.push_back("--crash-at-step");
+      args.push_back(std::to_string(step));
     }
     const std::string tf_config = "TF_CONFIG=" + tf_config_json({cluster, task});
     std::fflush(nullptr);
@@ -169,13 +244,29 @@ int launch(const LaunchOptions& o) {
     child.pid = pid;
     child.out = out[0];
     child.err = err[0];
-    children.push_back(std::move(child));
-  }
+    children[t] = std::move(child);
+  };
+  auto close_pipes = [](Child& c) {
+    if (c.out >= 0) close(c.out);
+    if (c.err >= 0) close(c.err);
+    c.out = c.err = -1;
+  };
+  // Stops a task for good (a rollback): what it was doing is lost.
+  auto stop = [&](Child& c) {
+    if (c.exited) return;
+    kill(c.pid, SIGKILL);
+    waitpid(c.pid, &c.status, 0);
+    c.exited = true;
+  };
+  for (int t = 0; t < count; ++t) spawn(t, false);
 
   // Merged progress: the chief's steps (replica 0 reports them).
   std::unique_ptr<Progress> progress;
   std::string failed;
-  int running = static_cast<int>(children.size());
+  std::vector<run::Failure> failures;
+  double recovering_since = -1;  // a failure's time, until training goes on (-1: none)
+  int64_t chief_done = resume ? resume->info.step : 0;
+  int running = count;
   while (running > 0) {
     std::vector<pollfd> fds;
     std::vector<std::pair<Child*, bool>> owners;  // (child, is stdout)
@@ -189,7 +280,11 @@ int launch(const LaunchOptions& o) {
         owners.push_back({&c, false});
       }
     }
-    if (!fds.empty()) poll(fds.data(), fds.size(), 200);
+    if (!fds.empty()) {
+      poll(fds.data(), fds.size(), 100);
+    } else {
+      ::usleep(100'000);
+    }
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       auto [child, is_out] = owners[i];
@@ -210,36 +305,112 @@ int launch(const LaunchOptions& o) {
         if (is_out && std::sscanf(line.c_str(), "@progress %lld %lld", &done, &total) == 2) {
           if (!progress) progress = std::make_unique<Progress>("training", total, stderr, !o.quiet);
           progress->update(done, "chief's steps, " + std::to_string(spec.task_count()) + " tasks");
+          chief_done = done;
+          if (recovering_since >= 0) {
+            failures.back().recovery_seconds = seconds_since_start() - recovering_since;
+            recovering_since = -1;
+          }
+        } else if (is_out && std::sscanf(line.c_str(), "@crash %lld", &done) == 1) {
+          // A fault at a step fires once, even if a rollback passes it again.
+          auto& pending = crash_steps[child - children.data()];
+          std::erase(pending, static_cast<int64_t>(done));
+          child->cause = "at_step " + std::to_string(done);
         } else {
           remember(*child, line);
         }
       }
     }
-    for (Child& c : children) {
-      if (c.exited) continue;
-      if (waitpid(c.pid, &c.status, WNOHANG) != c.pid) continue;
+
+    // Faults due now: the process is killed as a failing machine would.
+    for (auto& [at, t] : timed) {
+      if (at < 0 || seconds_since_start() < at) continue;
+      if (!children[t].exited) {
+        children[t].cause = "at_seconds " + fmt::format("{:g}", at);
+        kill(children[t].pid, SIGKILL);
+      }
+      at = -1;  // fired
+    }
+    for (std::size_t r = 0; r < random.size(); ++r) {
+      if (seconds_since_start() < random_due[r]) continue;
+      Child& c = children[random[r].second];
+      if (!c.exited) {
+        c.cause = "mtbf";
+        kill(c.pid, SIGKILL);
+      }
+      random_due[r] = next_failure(random[r].first);
+    }
+
+    for (int t = 0; t < count; ++t) {
+      Child& c = children[t];
+      if (c.exited || waitpid(c.pid, &c.status, WNOHANG) != c.pid) continue;
       c.exited = true;
       --running;
-      if ((!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) && failed.empty()) {
-        failed = c.name;
-        for (Child& other : children) {
-          if (!other.exited) kill(other.pid, SIGTERM);
+      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) continue;
+      // A failure. A peer that lost it may end with an error at nearly the
+      // same moment: the cause is a task that was killed, if any.
+      int cause = t;
+      for (int u = 0; u < count; ++u) {
+        Child& other = children[u];
+        if (!other.exited && waitpid(other.pid, &other.status, WNOHANG) == other.pid) {
+          other.exited = true;
+          --running;
         }
+        if (other.exited && killed(other.status) && !killed(children[cause].status)) cause = u;
       }
+      Child& dead = children[cause];
+      if (!killed(dead.status)) {
+        failed = dead.name;
+        break;
+      }
+      const double at = seconds_since_start();
+      if (static_cast<int>(failures.size()) >= scenario.recovery.max_restarts) {
+        failed = dead.name;
+        say(dead.name + " was killed again (" + how_it_ended(dead.status) + ") after " +
+            std::to_string(failures.size()) +
+            " restarts; the run gives up (recovery.max_restarts)");
+        break;
+      }
+      run::Failure record{.at = at,
+                          .task = dead.name,
+                          .cause = dead.cause.empty() ? how_it_ended(dead.status) : dead.cause};
+      {
+        record.recovery = "rollback";
+        for (Child& other : children) stop(other);
+        for (Child& other : children) close_pipes(other);
+        resume = newest_checkpoint(dir, layout, started_from);
+        record.restored_step = resume ? resume->info.step : 0;
+        record.lost_steps = std::max<int64_t>(chief_done - record.restored_step, 0);
+        chief_done = record.restored_step;
+        say(dead.name + " died (" + record.cause + ") at " + fmt::format("{:.1f}", at) +
+            " s; every task goes back to " +
+            (resume ? resume->path + " (step " + std::to_string(record.restored_step) + ")"
+                    : std::string("step 0 (no checkpoint yet)")));
+        for (uint32_t& i : incarnations) ++i;  // every task's new life, known to all
+        for (int u = 0; u < count; ++u) spawn(u, false);
+        running = count;
+      }
+      failures.push_back(record);
+      recovering_since = at;
+      break;  // the children changed: poll them afresh
+    }
+    if (!failed.empty()) {
+      for (Child& c : children) {
+        if (!c.exited) kill(c.pid, SIGTERM);
+      }
+      for (Child& c : children) {
+        if (!c.exited) waitpid(c.pid, &c.status, 0);
+        c.exited = true;
+      }
+      break;
     }
   }
-  for (Child& c : children) {
-    if (c.out >= 0) close(c.out);
-    if (c.err >= 0) close(c.err);
-  }
+  for (Child& c : children) close_pipes(c);
   if (!failed.empty()) {
     if (progress) progress->finish("stopped");
     for (const Child& c : children) {
       if (c.name != failed) continue;
-      std::string why = WIFEXITED(c.status) ? "exit status " + std::to_string(WEXITSTATUS(c.status))
-                                            : "signal " + std::to_string(WTERMSIG(c.status));
       std::fprintf(stderr, "error: %s failed (%s); the other tasks were stopped. Its last lines:\n",
-                   c.name.c_str(), why.c_str());
+                   c.name.c_str(), how_it_ended(c.status).c_str());
       for (const std::string& line : c.last_lines) std::fprintf(stderr, "  %s\n", line.c_str());
     }
     return kExitFailure;
@@ -263,15 +434,14 @@ int launch(const LaunchOptions& o) {
   result.fidelity = "full";
   result.seed = scenario.seed;
   result.checkpoint = scenario.checkpoint;
-  if (resume) {
-    result.resumed_from = resume->path;
+  if (started_from) {
+    result.resumed_from = started_from->path;
     // A checkpoint at or beyond the run's end leaves nothing to train.
-    result.start_step = resume->info.step;
+    result.start_step = started_from->info.step;
     result.steps = std::max(result.steps, result.start_step);
   }
-  result.model_bytes =
-      nn::Model(nn::load_model_spec(scenario.model_path), scenario.seed).parameters().size() *
-      sizeof(float);
+  result.failures = std::move(failures);
+  result.model_bytes = static_cast<uint64_t>(layout.parameter_floats()) * sizeof(float);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   run::write_run_directory(dir, result);

@@ -1,8 +1,13 @@
 // ./realnet --launch: every task of a scenario as its own process on
 // 127.0.0.1 (free ports, TF_CONFIG in each one's environment), a merged
 // progress view, and the run directory gathered from the tasks' reports,
-// in ./simulate's schema (wall seconds in place of simulated ones). A task
-// that dies stops the others; the launcher names it and shows its last
+// in ./simulate's schema (wall seconds in place of simulated ones).
+//
+// Failures: a task that is killed (a scenario's fault, which the launcher
+// injects with SIGKILL, or a real kill -9) is recovered from as a restart
+// policy would: every task is stopped and started again from the newest
+// valid checkpoint, at most recovery.max_restarts times. A task that ends
+// with an error stops the others; the launcher names it and shows its last
 // lines.
 #pragma once
 

@@ -107,6 +107,12 @@ int main(int argc, char** argv) {
       ->group("");
   app.add_option("--epoch-ns", o.task.epoch_ns, "shared clock origin (the launcher's)")->group("");
   app.add_flag("--progress-lines", o.task.progress_lines, "progress for the launcher")->group("");
+  app.add_option("--incarnations", o.task.incarnations, "every task's restarts (the launcher's)")
+      ->delimiter(',')
+      ->group("");
+  app.add_flag("--rejoin", o.task.rejoin, "rejoin a run that went on (the launcher's)")->group("");
+  app.add_option("--crash-at-step", o.task.crash_at_steps, "fault injection (the launcher's)")
+      ->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return run_reporting_errors([&] {

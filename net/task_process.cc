@@ -1,5 +1,7 @@
 #include "net/task_process.h"
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -71,6 +73,20 @@ int run_task_process(const TaskProcessOptions& o) {
   }
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
+  if (!o.incarnations.empty()) {
+    const auto own = static_cast<std::size_t>(spec.ordinal(assignment.self));
+    runtime.set_incarnations(own < o.incarnations.size() ? o.incarnations[own] : 0, o.incarnations);
+  }
+  runtime.set_rejoining(o.rejoin);
+  if (!o.crash_at_steps.empty()) {
+    runtime.set_step_hook([steps = o.crash_at_steps](int64_t step) {
+      if (std::find(steps.begin(), steps.end(), step) == steps.end()) return;
+      // A crash, as a failing machine has it: no goodbye, no report.
+      std::printf("@crash %lld\n", static_cast<long long>(step));
+      std::fflush(stdout);
+      std::raise(SIGKILL);
+    });
+  }
   runtime.connect();
   run::TaskReport report;
   report.outcome = strategy::run_task(runtime, setup);

@@ -29,6 +29,13 @@ struct TaskProcessOptions {
   double receive_timeout_seconds = 600;
   int threads = 2;
   bool progress_lines = false;  // "@progress DONE TOTAL" lines on stdout (for the launcher)
+  // Restarts (the launcher's): every task's incarnation (runtime.h), this
+  // one's included, whether it rejoins a run that went on without it, and
+  // the steps at which it kills itself (a scenario's at_step faults; it
+  // says "@crash STEP" first).
+  std::vector<uint32_t> incarnations;
+  bool rejoin = false;
+  std::vector<int64_t> crash_at_steps;
   bool quiet = false;
 };
 

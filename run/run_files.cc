@@ -217,6 +217,24 @@ std::string summary_json(const RunResult& r) {
   summary["checkpoint_seconds"] = number(totals.checkpoint);
   summary["checkpoints"] = checkpoints_json(r);
   summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
+  summary["restarts"] = r.failures.size();
+  int64_t lost_steps = 0;
+  double recovery_seconds = 0;
+  json failures = json::array();
+  for (const Failure& f : r.failures) {
+    lost_steps += f.lost_steps;
+    recovery_seconds += f.recovery_seconds;
+    failures.push_back({{"at", number(f.at)},
+                        {"task", f.task},
+                        {"cause", f.cause},
+                        {"recovery", f.recovery},
+                        {"restored_step", f.restored_step},
+                        {"lost_steps", f.lost_steps},
+                        {"recovery_seconds", number(f.recovery_seconds)}});
+  }
+  summary["lost_steps"] = lost_steps;
+  summary["recovery_seconds"] = number(recovery_seconds);
+  summary["failures"] = std::move(failures);
   summary["start_step"] = r.start_step;
   summary["communication_fraction"] = number(totals.communication_fraction());
   summary["bytes_sent"] = totals.bytes_sent;

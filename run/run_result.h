@@ -11,6 +11,17 @@
 
 namespace distlab::run {
 
+// A task's failure and the recovery from it.
+struct Failure {
+  double at = 0;                // on the run's clock
+  std::string task;             // "worker:1"
+  std::string cause;            // "at_step 300", "at_seconds 20", "mtbf", "signal 9"
+  std::string recovery;         // "rejoin" (restarted alone) or "rollback" (every task)
+  int64_t restored_step = 0;    // where a rollback went on from; -1 for a rejoin
+  int64_t lost_steps = 0;       // work done again: the chief's steps since the checkpoint
+  double recovery_seconds = 0;  // from the failure until the task(s) ran again
+};
+
 struct RunResult {
   std::string scenario;  // scenario name (file stem)
   std::string description;
@@ -41,6 +52,7 @@ struct RunResult {
   // run) or applied (parameter servers); 0 elsewhere.
   std::vector<int64_t> task_updates;
   std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
+  std::vector<Failure> failures;                 // in the order they happened
 };
 
 }  // namespace distlab::run

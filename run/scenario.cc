@@ -58,6 +58,33 @@ ConfigNode node_at(const ConfigNode& doc, const std::vector<std::string>& parts,
   return n == 0 ? doc : node_at(doc, parts, n - 1).at(parts[n - 1]);
 }
 
+// An override's value: a plain scalar, or a YAML flow collection when it
+// starts with '[' or '{' (--set 'faults=[{task: worker:1, at_step: 30}]').
+YAML::Node parse_value(const Override& o, const std::string& origin) {
+  if (o.value.empty() || (o.value.front() != '[' && o.value.front() != '{')) {
+    return YAML::Node(o.value);
+  }
+  try {
+    return YAML::Load(o.value);
+  } catch (const YAML::Exception& e) {
+    throw InputError(origin + ": not a YAML list or mapping: " + e.msg);
+  }
+}
+
+// Every node of an override's value came from it, not from a file line.
+void add_origins(const YAML::Node& node, const std::string& origin,
+                 std::vector<ConfigNode::Origin>& origins) {
+  origins.push_back({node, origin});
+  if (node.IsSequence()) {
+    for (const auto& child : node) add_origins(child, origin, origins);
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      add_origins(entry.first, origin, origins);
+      add_origins(entry.second, origin, origins);
+    }
+  }
+}
+
 // Applies the overrides to doc's tree in place: existing values are
 // replaced, missing mappings along a path are created. Returns the nodes it
 // made, so that errors about them name their override.
@@ -75,7 +102,8 @@ std::vector<ConfigNode::Origin> apply_overrides(const ConfigNode& doc,
       const YAML::Node& view = map;  // const lookups add nothing to the tree
       YAML::Node child = view.IsMap() ? view[parts[i]] : YAML::Node(YAML::NodeType::Undefined);
       if (i + 1 == parts.size()) {
-        YAML::Node value(o.value);
+        YAML::Node value = parse_value(o, origin);
+        add_origins(value, origin, origins);
         if (child.IsDefined()) {
           child = value;  // replaces the value in the tree; the key keeps its line
         } else {
@@ -83,7 +111,6 @@ std::vector<ConfigNode::Origin> apply_overrides(const ConfigNode& doc,
           map.force_insert(key, value);
           origins.push_back({key, origin});
         }
-        origins.push_back({value, origin});
       } else if (!child.IsDefined()) {
         YAML::Node key(parts[i]);
         YAML::Node inner(YAML::NodeType::Map);
@@ -293,6 +320,107 @@ strategy::CheckpointConfig parse_checkpoint(const ConfigNode& root) {
   return config;
 }
 
+// "worker:1", "ps:0", "chief" (index 0): a task of the cluster.
+strategy::TaskId parse_task(const ConfigNode& node, const strategy::ClusterSpec& cluster) {
+  const std::string text = node.as_string();
+  const std::size_t colon = text.find(':');
+  const std::string role = text.substr(0, colon);
+  int index = 0;
+  if (colon != std::string::npos) {
+    const std::string digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 6 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      node.fail("'" + text + "' is not a task", "write ROLE:INDEX, e.g. worker:1 or ps:0");
+    }
+    index = std::stoi(digits);
+  }
+  strategy::TaskId task;
+  int count = 0;
+  if (role == "chief") {
+    task = {strategy::Role::kChief, index};
+    count = cluster.chiefs;
+  } else if (role == "worker") {
+    task = {strategy::Role::kWorker, index};
+    count = cluster.workers;
+  } else if (role == "ps") {
+    task = {strategy::Role::kPs, index};
+    count = cluster.ps;
+  } else {
+    node.fail("'" + text + "' is not a task", "write ROLE:INDEX with chief, worker or ps");
+  }
+  if (index >= count) {
+    node.fail("the cluster has no task " + text,
+              "it has chief " + std::to_string(cluster.chiefs) + ", workers " +
+                  std::to_string(cluster.workers) + ", ps " + std::to_string(cluster.ps));
+  }
+  return task;
+}
+
+FaultSpec parse_fault(const ConfigNode& node, const ClusterConfig& cluster,
+                      const std::vector<std::string>& machine_types) {
+  node.allow_only({"task", "machine", "at_step", "at_seconds", "mtbf_hours"});
+  FaultSpec fault;
+  fault.where = node.file() + ":" + std::to_string(node.line());
+  const int whens =
+      int(node.has("at_step")) + int(node.has("at_seconds")) + int(node.has("mtbf_hours"));
+  if (whens != 1) {
+    node.fail("give exactly one of at_step, at_seconds or mtbf_hours",
+              "e.g. {task: worker:1, at_step: 300} or {machine: n1-standard-4, mtbf_hours: 2}");
+  }
+  if (auto task = node.find("task")) fault.task = parse_task(*task, cluster.spec);
+  if (auto machine = node.find("machine")) {
+    if (fault.task) machine->fail("give a task or a machine type, not both");
+    if (!node.has("mtbf_hours")) {
+      machine->fail("a machine type's tasks fail by mtbf_hours only",
+                    "name one task for at_step or at_seconds");
+    }
+    fault.machine = machine_name(*machine, machine_types);
+  }
+  if (auto step = node.find("at_step")) {
+    if (!fault.task) step->fail("at_step needs a task", "e.g. {task: worker:1, at_step: 300}");
+    fault.at_step = step->as_int(0, kMaxCount);
+  }
+  if (auto seconds = node.find("at_seconds")) {
+    if (!fault.task) seconds->fail("at_seconds needs a task", "e.g. {task: ps:0, at_seconds: 20}");
+    fault.at_seconds = seconds->as_double(0, kMaxSeconds);
+  }
+  if (auto mtbf = node.find("mtbf_hours")) {
+    fault.mtbf_seconds = mtbf->as_double(0, kMaxSeconds / 3600) * 3600;
+    if (fault.mtbf_seconds <= 0) mtbf->fail("must be above 0");
+  }
+  return fault;
+}
+
+std::vector<FaultSpec> parse_faults(const ConfigNode& root, const ClusterConfig& cluster,
+                                    const std::vector<std::string>& machine_types) {
+  std::vector<FaultSpec> faults;
+  const auto found = root.find("faults");
+  if (!found || found->is_null()) return faults;
+  if (found->is_map()) {  // `faults: {mtbf_hours: 2}`: one entry
+    faults.push_back(parse_fault(*found, cluster, machine_types));
+    return faults;
+  }
+  if (!found->is_sequence()) {
+    found->fail("is a list of faults", "e.g. - {task: worker:1, at_step: 300}");
+  }
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    faults.push_back(parse_fault((*found)[i], cluster, machine_types));
+  }
+  return faults;
+}
+
+RecoveryConfig parse_recovery(const ConfigNode& root) {
+  RecoveryConfig config;
+  const auto found = root.find("recovery");
+  if (!found) return config;
+  const ConfigNode& node = *found;
+  node.allow_only({"max_restarts", "detect_seconds", "restart_seconds"});
+  config.max_restarts = static_cast<int>(node.get_int("max_restarts", 6, 0, kMaxKeep));
+  config.detect_seconds = node.get_double("detect_seconds", 5, 0, kMaxSeconds);
+  config.restart_seconds = node.get_double("restart_seconds", 10, 0, kMaxSeconds);
+  return config;
+}
+
 NetworkConfig parse_network(const ConfigNode& root) {
   NetworkConfig config;
   const auto found = root.find("network");
@@ -320,6 +448,11 @@ std::string resolve_model(const ConfigNode& root, const std::string& scenario_pa
 }
 
 }  // namespace
+
+bool FaultSpec::strikes(strategy::TaskId t, const std::string& machine_type) const {
+  if (task) return *task == t;
+  return machine.empty() || machine == machine_type;
+}
 
 const std::string& ClusterConfig::machine_of(strategy::Role role) const {
   switch (role) {
@@ -351,7 +484,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(origins));
 
   root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
-                   "training", "checkpoint", "network"});
+                   "training", "checkpoint", "faults", "recovery", "network"});
   Scenario s;
   s.path = path;
   s.name = fs::path(path).stem().string();
@@ -373,6 +506,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.cluster = parse_cluster(root, s.strategy, machine_types);
   s.training = parse_training(root, s.cluster, s.strategy);
   s.checkpoint = parse_checkpoint(root);
+  s.faults = parse_faults(root, s.cluster, machine_types);
+  s.recovery = parse_recovery(root);
   s.network = parse_network(root);
   return s;
 }

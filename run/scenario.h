@@ -31,6 +31,14 @@
 //     every_steps: 500                    # 0 = not by steps (the default)
 //     every_seconds: 0                    # run clock (simulated or wall); 0 = not by time
 //     keep: 3                             # the newest files kept
+//   faults:                             # failures to inject (see FaultSpec)
+//     - {task: worker:1, at_step: 300}
+//     - {task: ps:0, at_seconds: 20}
+//     - {machine: n1-standard-4, mtbf_hours: 2}   # or {task: ..., mtbf_hours: ...}, or every task
+//   recovery:
+//     max_restarts: 6                     # failures tolerated before the run gives up
+//     restart_seconds: 10                 # simulate: a failed task's process is back after this
+//     detect_seconds: 5                   # simulate: a failure is noticed after this
 //   network:
 //     latency_us: 50                      # one way, host to host
 //     bandwidth_gbps: 0                   # 0 = each machine's NIC figure
@@ -38,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +73,35 @@ struct ClusterConfig {
   const std::string& machine_of(strategy::Role role) const;
 };
 
+// A failure to inject: a task dies when it begins a step, at a time on the
+// run's clock, or at the times of a seeded exponential process (a
+// preemptible VM's life) for one task, every task of a machine type, or
+// every task. A fixed fault fires once, even if the run passes its step
+// again after a rollback.
+struct FaultSpec {
+  std::optional<strategy::TaskId> task;  // none: every task (of `machine`, if given)
+  std::string machine;
+  int64_t at_step = -1;
+  double at_seconds = -1;
+  double mtbf_seconds = 0;
+  std::string where;  // "file:line" of the entry, for messages
+
+  bool random() const { return mtbf_seconds > 0; }
+  // Whether this fault concerns a task on a machine type.
+  bool strikes(strategy::TaskId t, const std::string& machine_type) const;
+};
+
+// How failures are survived: the platform restarts failed tasks (a
+// Kubernetes restart policy, AI Platform's retries), at most max_restarts
+// times in a run.
+struct RecoveryConfig {
+  int max_restarts = 6;  // Kubernetes Job's default backoffLimit
+  // Simulated only (./realnet measures them): until a failure is noticed,
+  // a heartbeat's timeout, and until the failed task runs again.
+  double detect_seconds = 5;
+  double restart_seconds = 10;
+};
+
 struct Scenario {
   std::string path;  // the file it came from
   std::string name;  // file name without directory and .yaml
@@ -79,13 +117,17 @@ struct Scenario {
   strategy::StrategyConfig strategy;
   strategy::TrainingConfig training;
   strategy::CheckpointConfig checkpoint;
+  std::vector<FaultSpec> faults;
+  RecoveryConfig recovery;
   NetworkConfig network;
 };
 
 // "training.epochs=2": a dotted key path into the YAML document and a value,
 // as written after --set. The value is taken as one plain YAML scalar (text
-// after the first '='; it may be empty); missing mappings along the path are
-// created, and a path through a value that is not a mapping is an error.
+// after the first '='; it may be empty), or as a YAML flow list or mapping
+// when it starts with '[' or '{' ('faults=[{task: worker:1, at_step: 30}]');
+// missing mappings along the path are created, and a path through a value
+// that is not a mapping is an error.
 struct Override {
   std::string key;
   std::string value;

@@ -11,14 +11,20 @@ using strategy::Tag;
 MailboxTable::MailboxTable(int tasks) : tasks_(tasks) {
   const int tags = static_cast<int>(Tag::kLast) + 1;
   boxes_.resize(static_cast<std::size_t>(tasks) * tags, nullptr);
-  for (int t = 0; t < tasks; ++t) {
-    for (int tag = 1; tag < tags; ++tag) {
-      std::string name = "task";
-      name += std::to_string(t);
-      name += '/';
-      name += strategy::tag_name(static_cast<Tag>(tag));
-      boxes_[static_cast<std::size_t>(t) * tags + tag] = simgrid::s4u::Mailbox::by_name(name);
-    }
+  for (int t = 0; t < tasks; ++t) renew(t, 0);
+}
+
+void MailboxTable::renew(int ordinal, uint32_t incarnation) {
+  const int tags = static_cast<int>(Tag::kLast) + 1;
+  for (int tag = 1; tag < tags; ++tag) {
+    std::string name = "task";
+    name += std::to_string(ordinal);
+    if (incarnation > 0) name += "#" + std::to_string(incarnation);
+    name += '/';
+    name += strategy::tag_name(static_cast<Tag>(tag));
+    simgrid::s4u::Mailbox*& box = boxes_[static_cast<std::size_t>(ordinal) * tags + tag];
+    if (box) box->set_receiver(nullptr);
+    box = simgrid::s4u::Mailbox::by_name(name);
   }
 }
 
@@ -88,11 +94,12 @@ double checkpoint_seconds(uint64_t bytes, const Disk& disk) {
 
 void SimRuntime::store(uint64_t bytes, const std::function<void()>& io_fn) {
   // The file is written for real (it is what a later run resumes from) but
-  // takes the simulated disk's time, not this machine's.
-  if (full_fidelity() && io_fn) io_fn();
+  // takes the simulated disk's time, not this machine's; it appears once
+  // that time has passed, so a task killed while writing leaves none.
   const double seconds = unslept_ + checkpoint_seconds(bytes, disk_);
   unslept_ = 0;
   if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
+  if (full_fidelity() && io_fn) io_fn();
 }
 
 }  // namespace distlab::sim

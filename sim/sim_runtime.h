@@ -29,6 +29,9 @@ class MailboxTable {
   // that messages to it flow as soon as they are sent; release_receivers()
   // undoes it for all tasks once the simulation has ended.
   void set_receiver(int ordinal, simgrid::s4u::ActorPtr actor) const;
+  // Fresh mailboxes for a restarted task's incarnation: messages left in
+  // the old ones belonged to a life that is over.
+  void renew(int ordinal, uint32_t incarnation);
   void release_receivers() const;
 
  private:

@@ -16,14 +16,13 @@
 #include "run/training_inputs.h"
 #include "sim/platform.h"
 #include "sim/sim_runtime.h"
+#include "sim/task_supervisor.h"
 #include "strategy/strategy.h"
 
 namespace distlab::sim {
 
 using strategy::Fidelity;
 using strategy::TaskId;
-
-namespace {}  // namespace
 
 run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
                         const SimulationOptions& options) {
@@ -52,73 +51,27 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   simgrid::s4u::Engine engine(&argc, argv);
   configure_network_model(scenario.network.model);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(plan);
-  const MailboxTable mailboxes(plan.cluster.task_count());
-
-  const int tasks = plan.cluster.task_count();
-  std::vector<strategy::TaskLog> logs(tasks);
-  std::vector<strategy::TaskOutcome> outcomes(tasks);
-  std::vector<char> finished(tasks, false);
-  uint64_t spans_dropped = 0;
-  std::exception_ptr failure;
-  std::string failed_task;
-  std::vector<simgrid::s4u::ActorPtr> actors;
-  for (int t = 0; t < tasks; ++t) {
-    const TaskId task = plan.cluster.task_at(t);
-    actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t, task] {
-      SimRuntime runtime(task, plan.cluster, scenario.fidelity, mailboxes, plan.hosts[t].device,
-                         plan.hosts[t].disk);
-      runtime.set_span_limit(std::max<std::size_t>(options.span_limit / tasks, 100));
-      try {
-        outcomes[t] = strategy::run_task(runtime, setup);
-      } catch (const simgrid::ForcefulKillException&) {
-        throw;  // SimGrid unwinding an actor that kill_all() stopped
-      } catch (...) {
-        // One task failing ends the simulation: the others would wait
-        // for it forever.
-        if (!failure) {
-          failure = std::current_exception();
-          failed_task = strategy::task_name(task);
-        }
-        simgrid::s4u::Actor::kill_all();
-        return;
-      }
-      spans_dropped += runtime.spans_dropped();
-      logs[t] = runtime.take_log();
-      logs[t].host = plan.hosts[t].name + " (" + plan.hosts[t].machine + ")";
-      logs[t].isa = nn::kernels::kernels().level;
-    }));
-  }
-  // Each task receives from its own mailboxes only: messages to it start
-  // flowing as soon as they are sent.
-  for (int t = 0; t < tasks; ++t) mailboxes.set_receiver(t, actors[t]);
+  MailboxTable mailboxes(plan.cluster.task_count());
+  TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit);
+  supervisor.start();
   const auto simulation_start = std::chrono::steady_clock::now();
   try {
     engine.run();
   } catch (...) {
     // SimGrid ends a run in which every remaining actor waits for a message
     // that no one will send. That is a bug in a strategy, not bad input.
-    std::string waiting;
-    for (int t = 0; t < tasks; ++t) {
-      if (!finished[t])
-        waiting += (waiting.empty() ? "" : ", ") + strategy::task_name(plan.cluster.task_at(t));
-    }
     mailboxes.release_receivers();
     throw Error("the simulation deadlocked at " +
                 std::to_string(simgrid::s4u::Engine::get_clock()) +
-                " simulated s; still waiting: " + waiting);
+                " simulated s; still waiting: " + supervisor.unfinished());
   }
   const auto simulation_end = std::chrono::steady_clock::now();
   mailboxes.release_receivers();
-  actors.clear();
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw Error(failed_task + " failed: " + e.what());
-    }
-  }
+  SupervisedRun run = supervisor.finish();
+  const int tasks = plan.cluster.task_count();
+  std::vector<strategy::TaskLog>& logs = run.logs;
+  std::vector<strategy::TaskOutcome>& outcomes = run.outcomes;
+  const uint64_t spans_dropped = run.spans_dropped;
 
   run::RunResult result;
   result.scenario = scenario.name;
@@ -154,6 +107,15 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   for (int t = 0; t < tasks; ++t) {
     result.task_updates.push_back(outcomes[t].updates);
     result.task_weights_sha256.push_back(outcomes[t].weights_sha256);
+  }
+  for (const FailureRecord& f : run.failures) {
+    result.failures.push_back({.at = f.at,
+                               .task = f.task,
+                               .cause = f.cause,
+                               .recovery = f.recovery,
+                               .restored_step = f.restored_step,
+                               .lost_steps = f.lost_steps,
+                               .recovery_seconds = f.recovery_seconds});
   }
   return result;
 }

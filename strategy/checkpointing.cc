@@ -16,6 +16,13 @@ Checkpointing::Checkpointing(Runtime& runtime, const TrainingSetup& setup, Repli
 
 int64_t Checkpointing::start() {
   last_written_at_ = runtime_.now();
+  if (runtime_.rejoining()) {
+    if (!hooks_.rejoin) {
+      throw Error(task_name(runtime_.self()) + ": strategy " +
+                  describe(setup_.strategy().kind).name + " cannot take a task back alone");
+    }
+    return hooks_.rejoin(runtime_, replica_);
+  }
   const CheckpointPlan& plan = setup_.checkpoints();
   if (!plan.resuming) return 0;
   if (!replica_.is_chief()) {
@@ -77,6 +84,7 @@ void Checkpointing::write(int64_t steps_done) {
   }
   last_written_ = steps_done;
   last_written_at_ = runtime_.now();
+  if (setup_.on_checkpoint) setup_.on_checkpoint(steps_done, state.optimizer_steps);
 }
 
 }  // namespace distlab::strategy

@@ -30,6 +30,10 @@ struct CheckpointHooks {
   // restores its part; returns the step the run goes on from. (Parameter
   // servers receive theirs in their own entry point.)
   int64_t (*receive)(Runtime& runtime, Replica& replica);
+  // On a replica restarted alone into a run that went on without it (see
+  // StrategyDescription::rejoins): finds where it left off; returns the
+  // step it goes on from. Null where a failure rolls every task back.
+  int64_t (*rejoin)(Runtime& runtime, Replica& replica) = nullptr;
 };
 
 class Checkpointing {
@@ -37,7 +41,8 @@ class Checkpointing {
   Checkpointing(Runtime& runtime, const TrainingSetup& setup, Replica& replica);
 
   // The first step to take: 0, or on a resumed run the checkpoint's step,
-  // once this task holds its part of the checkpoint.
+  // once this task holds its part of the checkpoint, or for a task that
+  // rejoins a run, the step it had reached.
   int64_t start();
   // After every step of every replica; the chief writes when it is due.
   void after_step(int64_t steps_done);

@@ -26,10 +26,15 @@ const char* tag_name(Tag tag);
 struct Message {
   TaskId from;  // filled in by the runtime
   Tag tag = Tag::kRing;
-  int32_t op = 0;             // what the message asks, where its tag has several meanings
-  int64_t step = 0;           // the sender's step
-  int64_t version = 0;        // a PS shard's version (updates applied), where it applies
-  uint64_t sequence = 0;      // per (sender, receiver, tag), filled in by the runtime
+  int32_t op = 0;         // what the message asks, where its tag has several meanings
+  int64_t step = 0;       // the sender's step
+  int64_t version = 0;    // a PS shard's version (updates applied), where it applies
+  uint64_t sequence = 0;  // per (sender, receiver, tag), filled in by the runtime
+  // Which lives of the sender and of the receiver (as the sender knows it)
+  // the message belongs to; a task restarted after a failure is a new
+  // incarnation (runtime.h). Filled in by the runtime.
+  uint32_t from_incarnation = 0;
+  uint32_t to_incarnation = 0;
   std::vector<float> values;  // empty in timing fidelity
   uint64_t bytes = 0;         // payload size on the wire in both fidelities
 

@@ -134,10 +134,19 @@ int64_t receive_step(Runtime& runtime, Replica&) {
   return runtime.recv(runtime.cluster().replica(0), Tag::kRestore).step;
 }
 
+int64_t rejoin(Runtime& runtime, Replica& replica) {
+  runtime.send({Role::kPs, 0}, request(PsRequest::kRejoin, 0));
+  const int64_t step = runtime.recv({Role::kPs, 0}, Tag::kRestore).step;
+  return std::min(step, replica.total_steps());
+}
+
 }  // namespace
 
 CheckpointHooks parameter_server_checkpoint_hooks() {
-  return {.gather = gather_shards, .scatter = scatter_shards, .receive = receive_step};
+  return {.gather = gather_shards,
+          .scatter = scatter_shards,
+          .receive = receive_step,
+          .rejoin = rejoin};
 }
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup) {
@@ -193,6 +202,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   int64_t version = 0;  // updates applied to this shard
   int64_t gradients_applied = 0;
   std::vector<int64_t> pushes(replicas, 0);
+  std::vector<int64_t> steps_reached(replicas, 0);  // per worker: after its latest push
   if (setup.checkpoints().resuming) {
     // The chief's part of the checkpoint: the shard, its optimizer state and
     // the updates applied to it.
@@ -215,6 +225,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     }
     // Sync: every worker's pushes so far count as applied.
     std::fill(pushes.begin(), pushes.end(), version);
+    std::fill(steps_reached.begin(), steps_reached.end(), m.step);
   }
   std::vector<std::optional<Message>> pending(replicas);  // sync: this step's gradients
   int pending_count = 0;
@@ -273,6 +284,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         break;
       case PsRequest::kPush:
         ++pushes[rank];
+        steps_reached[rank] = std::max(steps_reached[rank], m.step + 1);
         if (!sync) {
           apply(m.values, version - m.version, 1);
           break;
@@ -302,6 +314,11 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         break;
       case PsRequest::kStop:
         ++stopped;
+        break;
+      case PsRequest::kRejoin:
+        // Every push of this worker that reached this PS was applied on
+        // arrival (async): it goes on after the last one.
+        runtime.send(m.from, make_message(Tag::kRestore, steps_reached[rank], 0, nullptr));
         break;
       case PsRequest::kFinal:
         final_requested = true;

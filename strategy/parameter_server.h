@@ -31,13 +31,20 @@ enum class PsRequest : int32_t {
   // The chief's, for a checkpoint: send me your shard and its optimizer
   // state (async: now; sync: once my last push is applied).
   kCheckpoint = 4,
+  // A worker restarted after a failure (ps:0 only): how many of my steps
+  // have you received? I go on from there.
+  kRejoin = 5,
 };
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup);
 TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup);
 
 // The chief pulls every shard with its optimizer state for a checkpoint; a
-// restore sends each PS its shard and each worker the step.
+// restore sends each PS its shard and each worker the step. Under async, a
+// worker that fails is restarted alone and asks ps:0 how many of its steps
+// arrived; it goes on from there, with the weights it pulls (the step it
+// was computing is lost). A PS's failure, and any failure under sync, rolls
+// every task back to the last checkpoint.
 //
 // Consistency: under sync, a PS answers the chief's request only once the
 // chief's last push is applied, and the next update waits for the chief's

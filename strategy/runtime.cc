@@ -21,13 +21,40 @@ const char* span_kind_name(SpanKind kind) {
 }
 
 Runtime::Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity)
-    : self_(self), cluster_(cluster), fidelity_(fidelity) {
+    : self_(self),
+      cluster_(cluster),
+      fidelity_(fidelity),
+      peer_incarnations_(static_cast<std::size_t>(cluster.task_count()), 0) {
   log_.task = self;
+}
+
+void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
+  incarnation_ = own;
+  everyone.resize(static_cast<std::size_t>(cluster_.task_count()), 0);
+  peer_incarnations_ = std::move(everyone);
+  peer_incarnations_[static_cast<std::size_t>(cluster_.ordinal(self_))] = own;
+}
+
+bool Runtime::admit(const Message& message) {
+  if (message.to_incarnation < incarnation_) return false;  // to a life of ours that is over
+  const int peer = cluster_.ordinal(message.from);
+  uint32_t& known = peer_incarnations_[static_cast<std::size_t>(peer)];
+  if (message.from_incarnation < known) return false;  // from a life of theirs that is over
+  if (message.from_incarnation > known) {
+    // The peer restarted: both directions number from 0 again.
+    known = message.from_incarnation;
+    std::erase_if(next_expected_, [&](const auto& e) { return e.first.first == peer; });
+    std::erase_if(next_send_, [&](const auto& e) { return e.first.first == peer; });
+    std::erase_if(stash_, [&](const auto& e) { return e.first.first == peer; });
+  }
+  return true;
 }
 
 void Runtime::send(TaskId to, Message message) {
   const int peer = cluster_.ordinal(to);
   message.from = self_;
+  message.from_incarnation = incarnation_;
+  message.to_incarnation = peer_incarnations_[static_cast<std::size_t>(peer)];
   message.sequence = next_send_[{peer, message.tag}]++;
   const uint64_t bytes = message.bytes;
   const double start = now();
@@ -64,6 +91,7 @@ Message Runtime::recv(TaskId from, Tag tag) {
     const double arrived = now();
     account_receive(message, start, arrived);
     start = arrived;
+    if (!admit(message)) continue;
     const std::pair key{cluster_.ordinal(message.from), tag};
     uint64_t& expected = next_expected_[key];
     if (key.first == wanted && message.sequence == expected) {
@@ -87,6 +115,7 @@ Message Runtime::recv_any(Tag tag) {
     const double arrived = now();
     account_receive(message, start, arrived);
     start = arrived;
+    if (!admit(message)) continue;
     const std::pair key{cluster_.ordinal(message.from), tag};
     uint64_t& expected = next_expected_[key];
     if (message.sequence == expected) {
@@ -150,6 +179,7 @@ void Runtime::checkpoint(const std::string& label, uint64_t bytes,
 }
 
 void Runtime::begin_step(int64_t step) {
+  if (step_hook_) step_hook_(step);
   step_.emplace();
   step_->step = step;
   step_->start = now();
@@ -172,6 +202,25 @@ bool Runtime::keeps_spans() {
 
 void Runtime::add_span(SpanKind kind, double start, double end, const std::string& label) {
   if (keeps_spans()) log_.spans.push_back({kind, start, end, label});
+}
+
+void append_log(TaskLog& into, TaskLog&& later) {
+  into.steps.insert(into.steps.end(), std::make_move_iterator(later.steps.begin()),
+                    std::make_move_iterator(later.steps.end()));
+  into.spans.insert(into.spans.end(), std::make_move_iterator(later.spans.begin()),
+                    std::make_move_iterator(later.spans.end()));
+  into.curve.insert(into.curve.end(), later.curve.begin(), later.curve.end());
+  into.compute_seconds += later.compute_seconds;
+  into.communication_seconds += later.communication_seconds;
+  into.waiting_seconds += later.waiting_seconds;
+  into.checkpoint_seconds += later.checkpoint_seconds;
+  into.checkpoints += later.checkpoints;
+  into.checkpoint_bytes += later.checkpoint_bytes;
+  into.bytes_sent += later.bytes_sent;
+  into.bytes_received += later.bytes_received;
+  into.messages_sent += later.messages_sent;
+  into.messages_received += later.messages_received;
+  into.finished_at = std::max(into.finished_at, later.finished_at);
 }
 
 TaskLog Runtime::take_log() {

@@ -10,6 +10,14 @@
 // asked for it, and messages from one task with one tag are received in the
 // order they were sent. So a ring in which everybody sends before receiving
 // works everywhere.
+//
+// Restarts: a task restarted after a failure is a new incarnation of it
+// (0 at the first start). Every message carries its sender's incarnation
+// and the receiver's as the sender knows it; a message of a life that is
+// over (from an earlier incarnation of its sender, or to an earlier one of
+// its receiver) is dropped, and a sender's new incarnation numbers its
+// messages afresh. So a worker that comes back talks to servers that never
+// stopped, on either backend.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "strategy/config.h"
 #include "strategy/message.h"
@@ -34,6 +43,20 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   TaskId self() const { return self_; }
+  uint32_t incarnation() const { return incarnation_; }
+  // Set by the backend before the task runs: its own incarnation and every
+  // task's as of its start (ordinals of the cluster).
+  void set_incarnations(uint32_t own, std::vector<uint32_t> everyone);
+  // A restarted task that rejoins a run that went on without it (an
+  // asynchronous worker), rather than one restarted with every other task
+  // from a checkpoint.
+  bool rejoining() const { return rejoining_; }
+  void set_rejoining(bool rejoining) { rejoining_ = rejoining; }
+  // Called as each step begins, before anything of it happens: where a
+  // backend injects a fault that strikes at a step (it may throw, or end
+  // the process).
+  void set_step_hook(std::function<void(int64_t step)> hook) { step_hook_ = std::move(hook); }
+  bool in_step() const { return step_.has_value(); }
   const ClusterSpec& cluster() const { return cluster_; }
   Fidelity fidelity() const { return fidelity_; }
   bool full_fidelity() const { return fidelity_ == Fidelity::kFull; }
@@ -89,6 +112,10 @@ class Runtime {
 
  private:
   void account_receive(const Message& message, double blocked_from, double blocked_to);
+  // Whether a received message belongs to the current lives of its sender
+  // and of this task (see above); a sender's newer incarnation resets the
+  // numbering of the messages to and from it.
+  bool admit(const Message& message);
   // Whether one more span fits under the limit; counts it as dropped if not.
   bool keeps_spans();
   void add_span(SpanKind kind, double start, double end, const std::string& label);
@@ -106,6 +133,10 @@ class Runtime {
   std::map<std::pair<int, Tag>, uint64_t> next_send_;
   std::map<std::pair<int, Tag>, uint64_t> next_expected_;
   std::map<std::pair<int, Tag>, std::map<uint64_t, Message>> stash_;
+  uint32_t incarnation_ = 0;
+  std::vector<uint32_t> peer_incarnations_;  // by ordinal
+  bool rejoining_ = false;
+  std::function<void(int64_t)> step_hook_;
 };
 
 }  // namespace distlab::strategy

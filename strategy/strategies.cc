@@ -36,7 +36,11 @@ const std::vector<StrategyDescription>& strategies() {
        .placement = Placement::kHostPerTask,
        .train = train_with_parameter_servers,
        .serve = serve_parameters,
-       .checkpoint = parameter_server_checkpoint_hooks()},
+       .checkpoint = parameter_server_checkpoint_hooks(),
+       // Async workers (the chief too) come back alone; a PS holds state
+       // that only a checkpoint has, and a sync step waits for everyone.
+       .rejoins = [](const StrategyConfig& config,
+                     Role role) { return config.mode == PsMode::kAsync && role != Role::kPs; }},
       {.kind = StrategyKind::kMirrored,
        .name = "mirrored",
        .keys = {"bucket_bytes", "segment_bytes", "devices"},

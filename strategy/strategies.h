@@ -52,6 +52,10 @@ struct StrategyDescription {
   TaskEntry train;            // the chief and the workers
   TaskEntry serve = nullptr;  // parameter servers, where the strategy has them
   CheckpointHooks checkpoint;
+  // After a task of this role fails, whether it is restarted alone and
+  // rejoins the run (asynchronous workers) rather than every task rolling
+  // back to the last checkpoint. Null: always roll back.
+  bool (*rejoins)(const StrategyConfig& config, Role role) = nullptr;
 };
 
 // Every strategy, in the order help texts list them.

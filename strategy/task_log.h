@@ -78,4 +78,8 @@ struct TaskLog {
   double finished_at = 0;
 };
 
+// Adds what a later incarnation of the same task logged (runtime.h): its
+// steps and spans after the earlier ones', its totals to theirs.
+void append_log(TaskLog& into, TaskLog&& later);
+
 }  // namespace distlab::strategy

@@ -64,6 +64,10 @@ class TrainingSetup {
 
   // Called by the chief after each of its steps: (steps done, steps in all).
   std::function<void(int64_t, int64_t)> on_chief_step;
+  // Called by the chief after each checkpoint it wrote: (its step, the
+  // updates each optimizer had applied), so that a backend can roll back
+  // to it after a failure.
+  std::function<void(int64_t, const std::vector<int64_t>&)> on_checkpoint;
 
  private:
   nn::ModelSpec spec_;

@@ -112,6 +112,8 @@ TEST_CASE("the header's bytes follow the documented little-endian layout") {
   header.step = 0x1122334455667788;
   header.version = -1;
   header.sequence = 0x8877665544332211ull;
+  header.from_incarnation = 0x0102;
+  header.to_incarnation = 0x0304;
   header.flags = kFlagNoValues;
   const Header bytes = encode_header(header);
   REQUIRE(bytes.size() == 56);
@@ -128,7 +130,8 @@ TEST_CASE("the header's bytes follow the documented little-endian layout") {
   CHECK(at(15) == 0x0a);
   CHECK(at(16) == 0xfe);  // -2, two's complement
   CHECK(at(19) == 0xff);
-  for (int i = 20; i < 24; ++i) CHECK(at(i) == 0);  // reserved
+  CHECK((at(20) | at(21) << 8) == 0x0102);  // the sender's incarnation
+  CHECK((at(22) | at(23) << 8) == 0x0304);  // the receiver's, as the sender knows it
   CHECK(at(24) == 0x88);
   CHECK(at(31) == 0x11);
   for (int i = 32; i < 40; ++i) CHECK(at(i) == 0xff);  // version -1
@@ -167,6 +170,8 @@ TEST_CASE("messages round-trip with their fields and floats, bit for bit") {
   sent.op = 5;
   sent.version = 99;
   sent.sequence = 123456789;
+  sent.from_incarnation = 2;
+  sent.to_incarnation = 1;
 
   const MessageFrame frame = frame_message(sent, 4);
   CHECK(frame.header.length == 4 * static_cast<uint64_t>(count));
@@ -187,6 +192,8 @@ TEST_CASE("messages round-trip with their fields and floats, bit for bit") {
   CHECK(got.step == -7);
   CHECK(got.version == 99);
   CHECK(got.sequence == 123456789);
+  CHECK(got.from_incarnation == 2);
+  CHECK(got.to_incarnation == 1);
   CHECK(got.bytes == 4 * static_cast<uint64_t>(count));
   REQUIRE(got.values.size() == values.size());
   for (int i = 0; i < count; ++i) CHECK(bits(got.values[i]) == bits(values[i]));
@@ -251,7 +258,7 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     require_refused(http, FrameProblem::kBadMagic, "not a distlab peer");
   }
   SECTION("unsupported protocol version") {
-    for (const uint16_t version : {uint16_t{0}, uint16_t{2}, uint16_t{0xffff}}) {
+    for (const uint16_t version : {uint16_t{0}, uint16_t{1}, uint16_t{3}, uint16_t{0xffff}}) {
       Header bytes = good;
       set_u16(bytes, 4, version);
       require_refused(bytes, FrameProblem::kUnsupportedVersion,
@@ -289,10 +296,10 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     set_u16(empty_timing, 10, kFlagNoValues);
     require_refused(empty_timing, FrameProblem::kBadFlags, "needs a length");
   }
-  SECTION("a reserved field that is not zero") {
-    Header bytes = good;
-    bytes[22] = std::byte{1};
-    require_refused(bytes, FrameProblem::kReservedNonzero, "reserved field 0x10000");
+  SECTION("incarnations on a frame that is not a message") {
+    Header hello = encode_header(control(FrameType::kHello, 0, kHelloBytes));
+    hello[22] = std::byte{1};
+    require_refused(hello, FrameProblem::kFieldsOnControl, "incarnations set");
   }
   SECTION("message fields on a frame that is not a message") {
     Header tagged = encode_header(control(FrameType::kChallenge, 0, kChallengeBytes));
@@ -302,7 +309,8 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
          {std::size_t{16}, std::size_t{24}, std::size_t{32}, std::size_t{47}}) {
       Header bytes = encode_header(control(FrameType::kGoodbye, 0, 0));
       bytes[at] = std::byte{1};
-      require_refused(bytes, FrameProblem::kFieldsOnControl, "op, step, version or sequence");
+      require_refused(bytes, FrameProblem::kFieldsOnControl,
+                      "op, step, version, sequence or incarnations");
     }
   }
   SECTION("a payload above the maximum, which the receiver may lower") {

@@ -96,12 +96,13 @@ TEST_CASE("nonces are 32 random bytes, different every time") {
 TEST_CASE("the MAC is HMAC-SHA256 over the documented input") {
   // Computed independently with Python's hmac module:
   // hmac.new(secret, b"distlab realnet handshake" + b"C" + bytes(range(32))
-  //          + struct.pack("<IIH", 2, 0, 1), hashlib.sha256)
+  //          + struct.pack("<IIH", 2, 0, 2), hashlib.sha256)
+  // (the last field is the protocol version, 2)
   const auto secret = secret_bytes(kSecret);
   CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), 2, 0)) ==
-        "792de4e21771e83523574d5d38cbc16722cabce226762926cd49da2062eb8459");
+        "235a31f59a2bffd4bfad80308be937ab69fa70aba03a5fcd44600faf09beae60");
   CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), 2, 0)) ==
-        "0e2d32a2c400d04bab51da6689fc5fac763beaf803b362b191827f05e377bebe");
+        "2f7c83eb7b467e6d21c01d3067472e743418fadddd7712bb68c60ec7517c1036");
   CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), 2, 0), distlab::Error);
 }
 

@@ -1,0 +1,392 @@
+#include "sim/task_supervisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "common/error.h"
+#include "nn/kernels/kernels.h"
+#include "nn/random.h"
+#include "strategy/checkpoint_store.h"
+#include "strategy/strategies.h"
+#include "strategy/strategy.h"
+
+namespace distlab::sim {
+
+namespace s4u = simgrid::s4u;
+using strategy::TaskId;
+
+namespace {
+
+// Thrown by a task's step hook: the task dies as it begins the step.
+struct TaskCrash {
+  std::string cause;
+};
+
+struct Event {
+  enum Kind { kFinished, kDied } kind;
+  int ordinal = 0;
+  uint32_t incarnation = 0;  // the life that ended
+  std::string cause;
+};
+
+}  // namespace
+
+struct TaskSupervisor::State {
+  struct Slot {
+    TaskId task;
+    s4u::ActorPtr actor;
+    uint32_t incarnation = 0;
+    bool alive = false;
+    bool finished = false;
+    bool died_in_step = false;
+    bool has_log = false;
+    strategy::TaskLog log;
+    strategy::TaskOutcome outcome;
+    std::vector<int64_t> crash_steps;  // at_step faults not fired yet
+  };
+
+  const run::Scenario& scenario;
+  const ClusterPlan& plan;
+  std::vector<s4u::Host*> hosts;
+  MailboxTable& mailboxes;
+  strategy::TrainingSetup& setup;
+  std::size_t span_limit;
+  const strategy::StrategyDescription& strategy;
+  const strategy::CheckpointPlan initial_plan;
+  s4u::Mailbox* events = nullptr;
+  s4u::ActorPtr supervisor;
+
+  std::vector<Slot> slots;
+  int64_t chief_done = 0;        // steps the chief has finished in the current attempt
+  int64_t checkpoint_step = -1;  // the newest checkpoint the chief wrote
+  std::vector<int64_t> checkpoint_optimizer_steps;
+  bool rollback_pending = false;
+  int failures_seen = 0;
+  std::vector<FailureRecord> failures;
+  uint64_t spans_dropped = 0;
+  std::exception_ptr error;
+  std::string error_task;
+
+  State(const run::Scenario& scenario, const ClusterPlan& plan, std::vector<s4u::Host*> hosts,
+        MailboxTable& mailboxes, strategy::TrainingSetup& setup, std::size_t span_limit)
+      : scenario(scenario),
+        plan(plan),
+        hosts(std::move(hosts)),
+        mailboxes(mailboxes),
+        setup(setup),
+        span_limit(span_limit),
+        strategy(strategy::describe(setup.strategy().kind)),
+        initial_plan(setup.checkpoints()) {
+    const int tasks = plan.cluster.task_count();
+    slots.resize(static_cast<std::size_t>(tasks));
+    for (int t = 0; t < tasks; ++t) {
+      slots[t].task = plan.cluster.task_at(t);
+      for (const run::FaultSpec& fault : scenario.faults) {
+        if (fault.at_step >= 0 && fault.task && *fault.task == slots[t].task) {
+          slots[t].crash_steps.push_back(fault.at_step);
+        }
+      }
+    }
+  }
+
+  std::string name(int t) const { return strategy::task_name(slots[t].task); }
+
+  void report(Event event) {
+    events->put_init(new Event(std::move(event)), 0)->detach([](void* unclaimed) {
+      delete static_cast<Event*>(unclaimed);
+    });
+  }
+
+  void keep_log(int t, strategy::Runtime& runtime) {
+    Slot& slot = slots[t];
+    spans_dropped += runtime.spans_dropped();
+    slot.died_in_step = runtime.in_step();
+    strategy::TaskLog log = runtime.take_log();
+    log.host = plan.hosts[t].name + " (" + plan.hosts[t].machine + ")";
+    log.isa = nn::kernels::kernels().level;
+    if (!slot.has_log) {
+      slot.log = std::move(log);
+      slot.has_log = true;
+    } else {
+      strategy::append_log(slot.log, std::move(log));
+    }
+  }
+
+  // Starts the current incarnations of these tasks. Every one's mailboxes
+  // take messages for it before any of them runs: a task created and run
+  // before its peer's mailboxes have a receiver would see its first
+  // messages wait for the peer to ask for them.
+  void launch(const std::vector<int>& which, bool rejoin) {
+    std::vector<uint32_t> everyone;
+    for (const Slot& s : slots) everyone.push_back(s.incarnation);
+    for (const int t : which) {
+      Slot& slot = slots[t];
+      if (slot.incarnation > 0) mailboxes.renew(t, slot.incarnation);
+      slot.alive = true;
+      slot.finished = false;
+      slot.actor = s4u::Actor::init(plan.hosts[t].name, hosts[t]);
+      mailboxes.set_receiver(t, slot.actor);
+    }
+    for (const int t : which) start(t, rejoin, everyone);
+  }
+
+  void launch_all() {
+    std::vector<int> all(slots.size());
+    for (std::size_t t = 0; t < slots.size(); ++t) all[t] = static_cast<int>(t);
+    launch(all, false);
+  }
+
+  void start(int t, bool rejoin, const std::vector<uint32_t>& everyone) {
+    const uint32_t incarnation = slots[t].incarnation;
+    slots[t].actor->start([this, t, incarnation, rejoin, everyone] {
+      SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,
+                         plan.hosts[t].device, plan.hosts[t].disk);
+      runtime.set_span_limit(
+          std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
+      runtime.set_incarnations(incarnation, everyone);
+      runtime.set_rejoining(rejoin);
+      runtime.set_step_hook([this, t](int64_t step) {
+        auto& pending = slots[t].crash_steps;
+        const auto found = std::find(pending.begin(), pending.end(), step);
+        if (found == pending.end()) return;
+        pending.erase(found);  // a fault fires once
+        throw TaskCrash{"at_step " + std::to_string(step)};
+      });
+      try {
+        strategy::TaskOutcome outcome = strategy::run_task(runtime, setup);
+        keep_log(t, runtime);
+        slots[t].outcome = std::move(outcome);
+        report({Event::kFinished, t, incarnation, ""});
+      } catch (const simgrid::ForcefulKillException&) {
+        keep_log(t, runtime);  // what it did before it was killed stays in the run
+        throw;
+      } catch (const TaskCrash& crash) {
+        keep_log(t, runtime);
+        report({Event::kDied, t, incarnation, crash.cause});
+      } catch (...) {
+        // A task's error (not a fault) ends the simulation: the others
+        // would wait for it forever.
+        if (!error) {
+          error = std::current_exception();
+          error_task = name(t);
+        }
+        s4u::Actor::kill_all();
+      }
+    });
+  }
+
+  // Kills the current life of task t (a fault, or a rollback).
+  void kill(int t) {
+    Slot& slot = slots[t];
+    if (!slot.alive) return;
+    slot.alive = false;
+    mailboxes.set_receiver(t, nullptr);
+    if (slot.actor) slot.actor->kill();
+    slot.actor = nullptr;
+  }
+
+  // An injector's fault: kills the task if it runs, and says so.
+  void strike(int t, const std::string& cause) {
+    Slot& slot = slots[t];
+    if (!slot.alive || rollback_pending) return;
+    const uint32_t incarnation = slot.incarnation;
+    kill(t);
+    report({Event::kDied, t, incarnation, cause});
+  }
+
+  void start_injectors() {
+    for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
+      const run::FaultSpec& fault = scenario.faults[f];
+      for (int t = 0; t < static_cast<int>(slots.size()); ++t) {
+        if (!fault.strikes(slots[t].task, plan.hosts[t].machine)) continue;
+        if (fault.at_seconds >= 0) {
+          s4u::Actor::create("fault", hosts[t], [this, t, at = fault.at_seconds] {
+            s4u::this_actor::sleep_until(at);
+            strike(t, "at_seconds " + std::to_string(at));
+          })->daemonize();
+        } else if (fault.random()) {
+          // Each task's own seeded exponential process: a new life after
+          // each failure, as a preempted VM is replaced by a fresh one.
+          const uint64_t seed =
+              nn::derive_seed(scenario.seed, {0xfa17, f, static_cast<uint64_t>(t)});
+          s4u::Actor::create("fault", hosts[t], [this, t, seed, mtbf = fault.mtbf_seconds] {
+            nn::Rng rng(seed);
+            for (;;) {
+              const double u = rng.uniform();
+              s4u::this_actor::sleep_for(-mtbf * std::log1p(-static_cast<double>(u)));
+              strike(t, "mtbf");
+            }
+          })->daemonize();
+        }
+      }
+    }
+  }
+
+  // Where a rollback goes on from: the newest valid checkpoint of the run,
+  // else what the run itself started from.
+  strategy::CheckpointPlan rollback_plan(FailureRecord& record) {
+    strategy::CheckpointPlan next = initial_plan;
+    std::shared_ptr<const strategy::LoadedCheckpoint> resume;
+    if (scenario.fidelity == strategy::Fidelity::kFull) {
+      std::error_code ec;
+      if (!next.folder.empty() && std::filesystem::is_directory(next.folder, ec)) {
+        try {
+          resume = std::make_shared<const strategy::LoadedCheckpoint>(
+              strategy::choose_checkpoint(next.folder, setup.checkpoint_layout()).checkpoint);
+        } catch (const InputError&) {
+          // none valid: the run's own start
+        }
+      }
+    } else if (checkpoint_step >= 0) {
+      // Timing fidelity has no values to restore, only where to go on from.
+      auto step_only = std::make_shared<strategy::LoadedCheckpoint>();
+      step_only->path =
+          "(timing fidelity: the checkpoint of step " + std::to_string(checkpoint_step) + ")";
+      step_only->info.step = checkpoint_step;
+      step_only->state.step = checkpoint_step;
+      step_only->state.optimizer_steps = checkpoint_optimizer_steps;
+      resume = step_only;
+    }
+    if (resume) {
+      next.resuming = true;
+      next.resume = resume;
+    }
+    record.restored_step = next.resume ? next.resume->info.step : 0;
+    return next;
+  }
+
+  void on_death(const Event& event) {
+    const int t = event.ordinal;
+    Slot& slot = slots[t];
+    slot.alive = false;
+    mailboxes.set_receiver(t, nullptr);
+    if (rollback_pending) return;  // the rollback under way covers it
+    if (++failures_seen > scenario.recovery.max_restarts) {
+      error = std::make_exception_ptr(Error("it failed again (" + event.cause + ") after " +
+                                            std::to_string(scenario.recovery.max_restarts) +
+                                            " restarts; the run gives up (recovery.max_restarts)"));
+      error_task = name(t);
+      s4u::Actor::kill_all();
+      return;
+    }
+    const double detect = scenario.recovery.detect_seconds;
+    const double restart = scenario.recovery.restart_seconds;
+    FailureRecord record{.at = s4u::Engine::get_clock(),
+                         .task = name(t),
+                         .cause = event.cause,
+                         .recovery_seconds = detect + restart};
+    if (strategy.rejoins && strategy.rejoins(setup.strategy(), slot.task.role)) {
+      // Restarted alone; the others go on. It loses the step it was in.
+      record.recovery = "rejoin";
+      record.restored_step = -1;  // it asks where it left off
+      record.lost_steps = slot.died_in_step ? 1 : 0;
+      failures.push_back(record);
+      ++slot.incarnation;
+      s4u::Actor::create("restart", hosts[t], [this, t, delay = detect + restart] {
+        s4u::this_actor::sleep_for(delay);
+        launch({t}, true);
+      });
+      return;
+    }
+    record.recovery = "rollback";
+    rollback_pending = true;
+    failures.push_back(record);
+    const std::size_t index = failures.size() - 1;
+    s4u::Actor::create("rollback", hosts[0], [this, detect, restart, index] {
+      s4u::this_actor::sleep_for(detect);  // until the failure is noticed
+      for (int u = 0; u < static_cast<int>(slots.size()); ++u) {
+        kill(u);
+        ++slots[u].incarnation;
+        slots[u].finished = false;
+      }
+      s4u::this_actor::sleep_for(restart);
+      FailureRecord& record = failures[index];
+      setup.set_checkpoints(rollback_plan(record));
+      record.lost_steps = std::max<int64_t>(chief_done - record.restored_step, 0);
+      chief_done = record.restored_step;
+      rollback_pending = false;
+      launch_all();
+    });
+  }
+
+  void supervise() {
+    launch_all();
+    start_injectors();
+    int finished = 0;
+    while (finished < static_cast<int>(slots.size())) {
+      std::unique_ptr<Event> event(events->get<Event>());
+      Slot& slot = slots[event->ordinal];
+      if (event->incarnation != slot.incarnation) continue;  // a life already over
+      if (event->kind == Event::kFinished) {
+        slot.alive = false;
+        slot.finished = true;
+      } else {
+        on_death(*event);
+      }
+      finished = static_cast<int>(
+          std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.finished; }));
+    }
+  }
+};
+
+TaskSupervisor::TaskSupervisor(const run::Scenario& scenario, const ClusterPlan& plan,
+                               std::vector<s4u::Host*> hosts, MailboxTable& mailboxes,
+                               strategy::TrainingSetup& setup, std::size_t span_limit)
+    : state_(
+          std::make_unique<State>(scenario, plan, std::move(hosts), mailboxes, setup, span_limit)) {
+  State& s = *state_;
+  auto progress = setup.on_chief_step;
+  setup.on_chief_step = [&s, progress](int64_t done, int64_t total) {
+    s.chief_done = done;
+    if (progress) progress(done, total);
+  };
+  setup.on_checkpoint = [&s](int64_t step, const std::vector<int64_t>& optimizer_steps) {
+    s.checkpoint_step = step;
+    s.checkpoint_optimizer_steps = optimizer_steps;
+  };
+}
+
+TaskSupervisor::~TaskSupervisor() = default;
+
+void TaskSupervisor::start() {
+  State& s = *state_;
+  s.events = s4u::Mailbox::by_name("supervisor");
+  s.supervisor = s4u::Actor::create("supervisor", s.hosts[0], [&s] { s.supervise(); });
+  s.events->set_receiver(s.supervisor);
+}
+
+std::string TaskSupervisor::unfinished() const {
+  std::string names;
+  for (std::size_t t = 0; t < state_->slots.size(); ++t) {
+    if (state_->slots[t].finished) continue;
+    names += (names.empty() ? "" : ", ") + state_->name(static_cast<int>(t));
+  }
+  return names;
+}
+
+SupervisedRun TaskSupervisor::finish() {
+  State& s = *state_;
+  s.events->set_receiver(nullptr);
+  if (s.error) {
+    try {
+      std::rethrow_exception(s.error);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(s.error_task + " failed: " + e.what());
+    }
+  }
+  SupervisedRun run;
+  for (State::Slot& slot : s.slots) {
+    run.logs.push_back(std::move(slot.log));
+    run.outcomes.push_back(std::move(slot.outcome));
+  }
+  run.spans_dropped = s.spans_dropped;
+  run.failures = std::move(s.failures);
+  return run;
+}
+
+}  // namespace distlab::sim
