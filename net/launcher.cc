@@ -348,14 +348,20 @@ int launch(const LaunchOptions& o) {
       if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) continue;
       // A failure. A peer that lost it may end with an error at nearly the
       // same moment: the cause is a task that was killed, if any.
+      // Its peers see a killed task's connections close before the
+      // launcher sees it die, and may end first with an error: give the
+      // killed one half a second to show.
       int cause = t;
-      for (int u = 0; u < count; ++u) {
-        Child& other = children[u];
-        if (!other.exited && waitpid(other.pid, &other.status, WNOHANG) == other.pid) {
-          other.exited = true;
-          --running;
+      for (int wait = 0; wait <= 50 && !killed(children[cause].status); ++wait) {
+        if (wait > 0) ::usleep(10'000);
+        for (int u = 0; u < count; ++u) {
+          Child& other = children[u];
+          if (!other.exited && waitpid(other.pid, &other.status, WNOHANG) == other.pid) {
+            other.exited = true;
+            --running;
+          }
+          if (other.exited && killed(other.status) && !killed(children[cause].status)) cause = u;
         }
-        if (other.exited && killed(other.status) && !killed(children[cause].status)) cause = u;
       }
       Child& dead = children[cause];
       if (!killed(dead.status)) {

@@ -325,6 +325,7 @@ struct TaskSupervisor::State {
         slot.finished = true;
       } else {
         on_death(*event);
+        if (error) return;  // every other actor was killed: the run is over
       }
       finished = static_cast<int>(
           std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.finished; }));

@@ -338,3 +338,69 @@ TEST_CASE("Machine types are checked against the backend's catalog when one is g
   });
   CHECK_THAT(in_file, Catch::Contains("typo.yaml:3: cluster.machine: unknown machine type"));
 }
+
+TEST_CASE("Checkpoints, faults and recovery are read, with defaults") {
+  const TempDir dir;
+  const Scenario plain = load_scenario(dir.write("plain.yaml", kFull));
+  CHECK_FALSE(plain.checkpoint.enabled());
+  CHECK(plain.checkpoint.keep == 3);
+  CHECK(plain.faults.empty());
+  CHECK(plain.recovery.max_restarts == 6);
+  CHECK(plain.recovery.detect_seconds == 5);
+
+  const std::string path = dir.write(
+      "faulty.yaml", std::string(kFull) +
+                         "checkpoint: {every_steps: 500, every_seconds: 30, keep: 2}\n"
+                         "faults:\n"
+                         "  - {task: worker:1, at_step: 300}\n"
+                         "  - {task: ps:0, at_seconds: 20}\n"
+                         "  - {machine: n1-highmem-8, mtbf_hours: 2}\n"
+                         "  - {mtbf_hours: 24}\n"
+                         "recovery: {max_restarts: 3, detect_seconds: 1, restart_seconds: 60}\n");
+  const Scenario s = load_scenario(path, {}, shipped_machine_types());
+  CHECK(s.checkpoint.every_steps == 500);
+  CHECK(s.checkpoint.every_seconds == 30);
+  CHECK(s.checkpoint.keep == 2);
+  REQUIRE(s.faults.size() == 4);
+  CHECK(*s.faults[0].task == distlab::strategy::TaskId{Role::kWorker, 1});
+  CHECK(s.faults[0].at_step == 300);
+  CHECK(s.faults[1].at_seconds == 20);
+  CHECK(s.faults[2].mtbf_seconds == 7200);
+  CHECK(s.faults[2].strikes({Role::kPs, 1}, "n1-highmem-8"));
+  CHECK_FALSE(s.faults[2].strikes({Role::kWorker, 0}, "n1-standard-4"));
+  CHECK(s.faults[3].strikes({Role::kChief, 0}, "n1-standard-4"));
+  CHECK(s.recovery.max_restarts == 3);
+  CHECK(s.recovery.restart_seconds == 60);
+
+  // A list given on the command line.
+  const Scenario set = load_scenario(dir.write("set.yaml", kFull),
+                                     {parse_override("faults=[{task: chief, at_step: 5}]")});
+  REQUIRE(set.faults.size() == 1);
+  CHECK(*set.faults[0].task == distlab::strategy::TaskId{Role::kChief, 0});
+}
+
+TEST_CASE("Broken faults are refused with the entry's key") {
+  const TempDir dir;
+  auto error = [&](const std::string& faults) {
+    return message_of<ConfigError>([&] {
+      load_scenario(dir.write("f.yaml", std::string(kFull) + "faults:\n  - " + faults + "\n"), {},
+                    shipped_machine_types());
+    });
+  };
+  CHECK_THAT(error("{task: worker:9, at_step: 3}"),
+             Catch::Contains("faults[0].task: the cluster has no task worker:9"));
+  CHECK_THAT(error("{task: boss:1, at_step: 3}"), Catch::Contains("'boss:1' is not a task"));
+  CHECK_THAT(error("{task: worker:1}"), Catch::Contains("give exactly one of at_step"));
+  CHECK_THAT(error("{task: worker:1, at_step: 3, mtbf_hours: 1}"),
+             Catch::Contains("give exactly one of at_step"));
+  CHECK_THAT(error("{at_step: 3}"), Catch::Contains("at_step needs a task"));
+  CHECK_THAT(error("{machine: n1-standard-4, at_seconds: 3}"),
+             Catch::Contains("fail by mtbf_hours only"));
+  CHECK_THAT(error("{machine: n1-standrd-4, mtbf_hours: 3}"),
+             Catch::Contains("did you mean 'n1-standard-4'?"));
+  CHECK_THAT(error("{task: ps:0, mtbf_hours: 0}"), Catch::Contains("must be above 0"));
+  CHECK_THAT(message_of<InputError>([&] {
+               load_scenario(dir.write("g.yaml", kFull), {parse_override("faults=[{task: ")});
+             }),
+             Catch::Contains("not a YAML list or mapping"));
+}

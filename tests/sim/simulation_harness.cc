@@ -43,7 +43,17 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                           {"replicas", r.replicas},
                           {"steps", r.steps},
                           {"start_step", r.start_step},
-                          {"resumed_from", r.resumed_from}};
+                          {"resumed_from", r.resumed_from},
+                          {"failures", nlohmann::json::array()}};
+    for (const run::Failure& f : r.failures) {
+      out["failures"].push_back({{"at", f.at},
+                                 {"task", f.task},
+                                 {"cause", f.cause},
+                                 {"recovery", f.recovery},
+                                 {"restored_step", f.restored_step},
+                                 {"lost_steps", f.lost_steps},
+                                 {"recovery_seconds", f.recovery_seconds}});
+    }
     for (std::size_t t = 0; t < r.tasks.size(); ++t) {
       const strategy::TaskLog& log = r.tasks[t];
       nlohmann::json task = {{"name", strategy::task_name(log.task)},

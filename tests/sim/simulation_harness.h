@@ -21,7 +21,8 @@ std::string scratch_folder_with_tiny_model(int hidden);
 // step_starts (list), compute (list of per-step compute seconds), and
 // for checkpoints: start_step, resumed_from, and per task checkpoints,
 // checkpoint_bytes, checkpoint_seconds, step_numbers and step_checkpoint
-// (per-step checkpoint seconds).
+// (per-step checkpoint seconds); and "failures" (at, task, cause,
+// recovery, restored_step, lost_steps, recovery_seconds).
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              const std::string& yaml, const std::string& catalog = "",
                              const run::CheckpointRequest& checkpoints = {});

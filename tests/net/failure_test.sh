@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Failures under ./realnet --launch: a task killed by a scenario's fault or
+# by a real kill -9 is recovered from, as a restart policy would. The run
+# finishes with restarts >= 1 and at most one checkpoint interval of steps
+# lost, and a synchronous run ends with the weights of the run that never
+# failed. Parameter-server runs survive a worker's and a server's death.
+# Usage: failure_test.sh REALNET SOURCE_DIR
+set -euo pipefail
+realnet=$1 src=$2
+work=$(mktemp -d)
+trap 'pkill -9 -f "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
+py=/usr/bin/python3
+source "$src/tests/support/check.sh"
+
+field() {  # run directory, summary.json key
+  "$py" -c 'import json, sys; print(json.load(open(sys.argv[1] + "/summary.json"))[sys.argv[2]])' \
+    "$work/$1" "$2"
+}
+recovered() {  # run directory, checkpoint interval: restarts >= 1, lost <= interval
+  [ "$(field "$1" restarts)" -ge 1 ] && [ "$(field "$1" lost_steps)" -le "$2" ]
+}
+
+cnn=$src/scenarios/mnist_cnn_sync.yaml
+small=(--set training.train_examples=6000 --set training.eval_every=0
+       --set training.eval_examples=500 --quiet)
+"$realnet" --launch "$cnn" "${small[@]}" --out "$work/whole"
+expected=$(field whole weights_sha256)
+
+# A scenario's fault: worker:0 dies as it begins step 25.
+"$realnet" --launch "$cnn" "${small[@]}" --checkpoint-every 10 \
+  --set 'faults=[{task: worker:0, at_step: 25}]' --out "$work/fault"
+check "sync, a fault: restarts >= 1, at most one interval lost" recovered fault 10
+check "sync, a fault: the weights of the run that never failed" \
+  [ "$(field fault weights_sha256)" = "$expected" ]
+
+# A real kill -9 of the worker's process, once a checkpoint exists.
+"$realnet" --launch "$cnn" "${small[@]}" --checkpoint-every 10 --out "$work/kill" &
+launcher=$!
+for _ in $(seq 600); do
+  [ -n "$(ls "$work/kill/checkpoints" 2>/dev/null)" ] && break
+  sleep 0.05
+done
+worker=$(pgrep -f -- "--report $work/kill/tasks/worker-0.json" | head -1 || true)
+check "sync, kill -9: the worker's process was found" [ -n "$worker" ]
+[ -n "$worker" ] && kill -9 "$worker"
+wait "$launcher"
+check "sync, kill -9: restarts >= 1, at most one interval lost" recovered kill 10
+check "sync, kill -9: the weights of the run that never failed" \
+  [ "$(field kill weights_sha256)" = "$expected" ]
+
+# Parameter servers, async: a worker's death and the server's.
+ps=$src/scenarios/ps_4workers.yaml
+ps_small=(--set data=synthetic-taxi:19200 --set training.epochs=1 --set training.eval_every=0
+          --set training.eval_examples=500 --checkpoint-every 5 --quiet)
+"$realnet" --launch "$ps" "${ps_small[@]}" --out "$work/ps-whole"
+steps=$(field ps-whole steps)
+"$realnet" --launch "$ps" "${ps_small[@]}" --set 'faults=[{task: worker:2, at_step: 12}]' \
+  --out "$work/ps-worker"
+check "async PS, a worker dies: the job finishes, restarts >= 1" recovered ps-worker 5
+check "async PS, a worker dies: every step is done" [ "$(field ps-worker steps)" = "$steps" ]
+"$realnet" --launch "$ps" "${ps_small[@]}" --set 'faults=[{task: ps:0, at_step: 60}]' \
+  --out "$work/ps-server"
+check "async PS, the server dies: rollback, at most one interval lost" recovered ps-server 5
+check "async PS, the server dies: every step is done" [ "$(field ps-server steps)" = "$steps" ]
+exit $failures

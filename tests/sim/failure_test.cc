@@ -1,0 +1,196 @@
+// Failures in the simulator: a synchronous run rolls back to its last
+// checkpoint and still ends with the weights of the run that never failed;
+// an asynchronous worker rejoins while the others go on; a parameter
+// server's failure rolls back; exponential failures are seeded; and a run
+// that keeps failing gives up.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "child_process.h"
+#include "common/error.h"
+#include "sim/simulation.h"
+#include "simulation_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using distlab::testing::scratch_folder_with_tiny_model;
+using distlab::testing::simulate_yaml;
+using nlohmann::json;
+
+void write_model(const std::string& folder) {
+  std::ofstream(folder + "/bn.yaml")
+      << "name: bn\ninput: [6]\nclasses: 3\nbatch_size: 8\nlayers:\n"
+         "  - dense: {units: 12, activation: relu}\n  - batch_norm:\n"
+         "  - dropout: {rate: 0.2}\n  - dense: {units: 3}\n"
+         "optimizer:\n  adam: {learning_rate: 0.01}\n";
+}
+
+std::string scenario(const std::string& cluster, const std::string& strategy, int steps,
+                     const std::string& extra, const std::string& fidelity = "full") {
+  return "model: bn.yaml\ndata: synthetic:800\nseed: 5\nfidelity: " + fidelity +
+         "\ncluster:\n  machine: n1-standard-4\n" + cluster + "strategy:\n" + strategy +
+         "training:\n  batch_size: 8\n  steps: " + std::to_string(steps) + "\n" + extra;
+}
+
+const std::string kRing = "  chief: 1\n  workers: 2\n";
+const std::string kAllReduce = "  name: allreduce\n";
+const std::string kPsCluster = "  chief: 1\n  workers: 3\n  ps: 1\n";
+const std::string kAsync = "  name: parameter_server\n  mode: async\n";
+const std::string kRecovery = "recovery: {detect_seconds: 2, restart_seconds: 3}\n";
+
+std::vector<int64_t> step_numbers(const json& task) {
+  return task["step_numbers"].get<std::vector<int64_t>>();
+}
+
+}  // namespace
+
+TEST_CASE("a synchronous run rolls back to its last checkpoint and ends as if it never failed") {
+  const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
+  INFO(fidelity);
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 12, "", fidelity));
+  const std::string faults =
+      "checkpoint: {every_steps: 4}\nfaults:\n"
+      "  - {task: worker:1, at_step: 6}\n" +
+      kRecovery;
+  const json failed =
+      simulate_yaml(dir, "failed", scenario(kRing, kAllReduce, 12, faults, fidelity), "",
+                    {.run_directory = dir + "/failed"});
+  REQUIRE(failed["failures"].size() == 1);
+  const json& f = failed["failures"][0];
+  CHECK(f["task"] == "worker:1");
+  CHECK(f["cause"] == "at_step 6");
+  CHECK(f["recovery"] == "rollback");
+  CHECK(f["restored_step"] == 4);
+  // The chief had finished 6 steps (0-5) when worker:1 died beginning step 6.
+  CHECK(f["lost_steps"] == 2);
+  CHECK(f["recovery_seconds"] == Approx(5.0));
+  CHECK(failed["weights_sha256"] == whole["weights_sha256"]);
+  // Nothing is lost from the record: steps 4 and 5 were done twice.
+  CHECK(step_numbers(failed["tasks"][0]) ==
+        std::vector<int64_t>{0, 1, 2, 3, 4, 5, 4, 5, 6, 7, 8, 9, 10, 11});
+  // The run took the failure's cost: noticed, restarted, steps redone.
+  CHECK(failed["run_seconds"].get<double>() > whole["run_seconds"].get<double>() + 5.0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("without a checkpoint a rollback starts over from step 0") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 6, ""));
+  const json failed = simulate_yaml(
+      dir, "failed",
+      scenario(kRing, kAllReduce, 6, "faults: [{task: chief, at_step: 3}]\n" + kRecovery));
+  REQUIRE(failed["failures"].size() == 1);
+  CHECK(failed["failures"][0]["restored_step"] == 0);
+  CHECK(failed["failures"][0]["lost_steps"] == 3);
+  CHECK(failed["weights_sha256"] == whole["weights_sha256"]);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an asynchronous worker that fails rejoins while the others go on") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  const json run = simulate_yaml(
+      dir, "async",
+      scenario(kPsCluster, kAsync, 10, "faults: [{task: worker:1, at_step: 4}]\n" + kRecovery));
+  REQUIRE(run["failures"].size() == 1);
+  const json& f = run["failures"][0];
+  CHECK(f["recovery"] == "rejoin");
+  CHECK(f["lost_steps"] == 0);  // it died between two steps
+  // The failed worker goes on from where its pushes stopped, 5 s later.
+  const json& worker1 = run["tasks"][2];
+  REQUIRE(worker1["name"] == "worker:1");
+  CHECK(step_numbers(worker1) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const auto starts = worker1["step_starts"].get<std::vector<double>>();
+  CHECK(starts[4] - starts[3] > 5.0);
+  // Nobody else waited for it: no step of theirs spans the outage.
+  for (const int t : {0, 1, 3}) {
+    const json& other = run["tasks"][t];
+    CHECK(step_numbers(other).size() == 10);
+    const auto s = other["step_starts"].get<std::vector<double>>();
+    for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i] - s[i - 1] < 1.0);
+  }
+  // Every step of every worker reached the server once.
+  CHECK(run["tasks"][4]["updates"] == 40);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a parameter server that fails rolls every task back") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  const json run = simulate_yaml(
+      dir, "ps",
+      scenario(kPsCluster, kAsync, 10,
+               "checkpoint: {every_steps: 3}\nfaults: [{task: ps:0, at_step: 30}]\n" + kRecovery),
+      "", {.run_directory = dir + "/ps"});
+  REQUIRE(run["failures"].size() == 1);
+  const json& f = run["failures"][0];
+  CHECK(f["task"] == "ps:0");
+  CHECK(f["recovery"] == "rollback");
+  CHECK(f["cause"] == "at_step 30");  // a server's steps are the updates it applies
+  CHECK(f["restored_step"].get<int64_t>() % 3 == 0);
+  CHECK(f["restored_step"].get<int64_t>() > 0);
+  // Every worker goes back to the checkpoint's step and on to the end:
+  // those that had gone further did their steps since again.
+  int redone = 0;
+  for (const int t : {0, 1, 2, 3}) {
+    const auto steps = step_numbers(run["tasks"][t]);
+    CHECK(steps.back() == 9);
+    redone += static_cast<int>(steps.size()) - 10;
+  }
+  CHECK(redone > 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("failures at exponential times are drawn from the scenario's seed") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  // A mean time between failures of a few steps' time, on every task.
+  const std::string faults =
+      "checkpoint: {every_steps: 2}\nfaults: {mtbf_hours: 0.00002}\n"
+      "recovery: {detect_seconds: 0.01, restart_seconds: 0.01, "
+      "max_restarts: 1000}\n";
+  auto times = [&](const json& run) {
+    std::vector<double> at;
+    for (const json& f : run["failures"]) at.push_back(f["at"].get<double>());
+    return at;
+  };
+  const json a = simulate_yaml(dir, "a", scenario(kRing, kAllReduce, 40, faults, "timing"));
+  const json b = simulate_yaml(dir, "b", scenario(kRing, kAllReduce, 40, faults, "timing"));
+  CHECK(!a["failures"].empty());
+  CHECK(times(a) == times(b));
+  CHECK(a["steps"] == 40);
+  std::set<std::string> tasks;
+  for (const json& f : a["failures"]) tasks.insert(f["task"].get<std::string>());
+  CHECK(tasks.size() > 1);  // every task has its own process
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a run that keeps failing gives up after max_restarts") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  const std::string path = dir + "/doomed.yaml";
+  std::ofstream(path) << scenario(
+      kRing, kAllReduce, 20,
+      "faults: [{task: worker:0, at_step: 2}, {task: worker:0, at_step: 3},"
+      " {task: worker:0, at_step: 4}]\nrecovery: {max_restarts: 2}\n",
+      "timing");
+  const std::string said = distlab::testing::in_child_process([&] {
+    try {
+      const auto scenario = distlab::run::load_scenario(path);
+      distlab::sim::simulate(scenario, distlab::sim::MachineCatalog::load_default(), {});
+      return std::string("finished");
+    } catch (const distlab::Error& e) {
+      return std::string(e.what());
+    }
+  });
+  CHECK_THAT(said, Catch::Contains("worker:0") && Catch::Contains("after 2 restarts") &&
+                       Catch::Contains("recovery.max_restarts"));
+  fs::remove_all(dir);
+}
