@@ -284,9 +284,11 @@ struct TaskSupervisor::State {
       record.restored_step = -1;  // it asks where it left off
       record.lost_steps = slot.died_in_step ? 1 : 0;
       failures.push_back(record);
-      ++slot.incarnation;
-      s4u::Actor::create("restart", hosts[t], [this, t, delay = detect + restart] {
+      const uint32_t next = ++slot.incarnation;
+      s4u::Actor::create("restart", hosts[t], [this, t, next, delay = detect + restart] {
         s4u::this_actor::sleep_for(delay);
+        // A rollback meanwhile restarted every task already.
+        if (slots[t].incarnation != next || slots[t].alive) return;
         launch({t}, true);
       });
       return;

@@ -194,3 +194,29 @@ TEST_CASE("a run that keeps failing gives up after max_restarts") {
                        Catch::Contains("recovery.max_restarts"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a rollback while a worker waits to rejoin restarts that worker once") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir);
+  // worker:1 dies early and would come back 5 s later; ps:0 dies 1 s in,
+  // and its rollback restarts every task, worker:1 included.
+  const json run =
+      simulate_yaml(dir, "both",
+                    scenario(kPsCluster, kAsync, 10,
+                             "checkpoint: {every_steps: 2}\nfaults: [{task: worker:1, at_step: 3}, "
+                             "{task: ps:0, at_seconds: 1}]\n" +
+                                 kRecovery),
+                    "", {.run_directory = dir + "/both"});
+  REQUIRE(run["failures"].size() == 2);
+  CHECK(run["failures"][0]["recovery"] == "rejoin");
+  CHECK(run["failures"][1]["recovery"] == "rollback");
+  // The run ends (a second life of worker:1 beside the rollback's would
+  // hang it). Its chief's last checkpoint came after every step: nothing
+  // is left to do after the rollback, and worker:1's missed steps stay
+  // missed, as an async worker's do when the run goes back to the chief's
+  // step.
+  CHECK(step_numbers(run["tasks"][0]).back() == 9);
+  CHECK(run["failures"][1]["restored_step"] == 10);
+  CHECK(step_numbers(run["tasks"][2]).back() == 2);
+  fs::remove_all(dir);
+}
