@@ -42,6 +42,13 @@ void Progress::finish(const std::string& status) {
   draw(total_, status, true);
 }
 
+void Progress::note(const std::string& line) {
+  if (!enabled_) return;
+  std::fprintf(out_, "%s%s\n", terminal_ ? "\r\033[K" : "", line.c_str());
+  std::fflush(out_);
+  last_draw_ = {};  // redraw at the next update
+}
+
 void Progress::draw(int64_t done, const std::string& status, bool final) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   const double fraction = std::clamp(static_cast<double>(done) / total_, 0.0, 1.0);

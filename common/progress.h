@@ -19,6 +19,9 @@ class Progress {
   void update(int64_t done, const std::string& status = "");
   // Draws the final state and ends the line.
   void finish(const std::string& status = "");
+  // Prints a line of its own (an event) above the display, which the next
+  // update redraws.
+  void note(const std::string& line);
 
  private:
   void draw(int64_t done, const std::string& status, bool final);

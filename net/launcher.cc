@@ -129,8 +129,14 @@ int launch(const LaunchOptions& o) {
   const strategy::CheckpointLayout layout(
       nn::Model(model_spec, scenario.seed), model_spec.optimizer.kind,
       nn::make_optimizer(model_spec.optimizer, 0)->state_names());
+  std::unique_ptr<Progress> progress;  // the chief's steps, once it reports them
   auto say = [&](const std::string& line) {
-    if (!o.quiet) std::fprintf(stderr, "%s\n", line.c_str());
+    if (o.quiet) return;
+    if (progress) {
+      progress->note(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   };
   // The checkpoint to resume from is chosen here, once, and named to every
   // task: the chief reads it, the others wait for their part.
@@ -150,6 +156,7 @@ int launch(const LaunchOptions& o) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch).count();
   };
   const std::vector<strategy::TaskId> tasks = spec.tasks();
+  const strategy::StrategyDescription& strategy = strategy::describe(scenario.strategy.kind);
   const int count = static_cast<int>(tasks.size());
 
   // Faults the launcher injects: at a step (the task kills itself as it
@@ -261,10 +268,10 @@ int launch(const LaunchOptions& o) {
   for (int t = 0; t < count; ++t) spawn(t, false);
 
   // Merged progress: the chief's steps (replica 0 reports them).
-  std::unique_ptr<Progress> progress;
   std::string failed;
   std::vector<run::Failure> failures;
   double recovering_since = -1;  // a failure's time, until training goes on (-1: none)
+  int recovering_task = -1;      // a rejoining task, whose reconnection ends the recovery
   int64_t chief_done = resume ? resume->info.step : 0;
   int running = count;
   while (running > 0) {
@@ -306,7 +313,12 @@ int launch(const LaunchOptions& o) {
           if (!progress) progress = std::make_unique<Progress>("training", total, stderr, !o.quiet);
           progress->update(done, "chief's steps, " + std::to_string(spec.task_count()) + " tasks");
           chief_done = done;
-          if (recovering_since >= 0) {
+          if (recovering_since >= 0 && recovering_task < 0) {
+            failures.back().recovery_seconds = seconds_since_start() - recovering_since;
+            recovering_since = -1;
+          }
+        } else if (is_out && line == "@connected") {
+          if (recovering_since >= 0 && child - children.data() == recovering_task) {
             failures.back().recovery_seconds = seconds_since_start() - recovering_since;
             recovering_since = -1;
           }
@@ -379,7 +391,19 @@ int launch(const LaunchOptions& o) {
       run::Failure record{.at = at,
                           .task = dead.name,
                           .cause = dead.cause.empty() ? how_it_ended(dead.status) : dead.cause};
-      {
+      if (strategy.rejoins && strategy.rejoins(scenario.strategy, tasks[cause].role)) {
+        // Restarted alone; the others go on (their connections to it
+        // closed, and it dials them again).
+        record.recovery = "rejoin";
+        record.restored_step = -1;
+        record.lost_steps = 1;  // the step it was computing, at most
+        say(dead.name + " died (" + record.cause + ") at " + fmt::format("{:.1f}", at) +
+            " s; restarting it alone, the others go on");
+        close_pipes(dead);
+        ++incarnations[cause];
+        spawn(cause, true);
+        ++running;
+      } else {
         record.recovery = "rollback";
         for (Child& other : children) stop(other);
         for (Child& other : children) close_pipes(other);
@@ -396,7 +420,10 @@ int launch(const LaunchOptions& o) {
         running = count;
       }
       failures.push_back(record);
+      // Recovered when the restarted task is connected again (a rejoin),
+      // or when the restarted chief takes a step (a rollback).
       recovering_since = at;
+      recovering_task = record.recovery == "rejoin" ? cause : -1;
       break;  // the children changed: poll them afresh
     }
     if (!failed.empty()) {

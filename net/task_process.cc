@@ -18,6 +18,7 @@
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
+#include "strategy/strategies.h"
 #include "strategy/strategy.h"
 
 namespace distlab::realnet {
@@ -72,6 +73,15 @@ int run_task_process(const TaskProcessOptions& o) {
     tcp.epoch = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*o.epoch_ns));
   }
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  // Under a strategy whose failed tasks rejoin alone (asynchronous
+  // workers), losing one of them does not end this task.
+  const strategy::StrategyDescription& strategy = strategy::describe(scenario.strategy.kind);
+  if (strategy.rejoins) {
+    tcp.may_restart = [&strategy, config = scenario.strategy](strategy::TaskId task) {
+      return strategy.rejoins(config, task.role);
+    };
+  }
+  tcp.dial_everyone = o.rejoin;
   TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
   if (!o.incarnations.empty()) {
     const auto own = static_cast<std::size_t>(spec.ordinal(assignment.self));
@@ -88,6 +98,10 @@ int run_task_process(const TaskProcessOptions& o) {
     });
   }
   runtime.connect();
+  if (o.progress_lines) {
+    std::printf("@connected\n");  // for the launcher: a restarted task runs again
+    std::fflush(stdout);
+  }
   run::TaskReport report;
   report.outcome = strategy::run_task(runtime, setup);
   report.spans_dropped = runtime.spans_dropped();

@@ -1,5 +1,7 @@
 #include "net/tcp_runtime.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <future>
 #include <optional>
+#include <utility>
 #include <variant>
 
 #include "common/error.h"
@@ -31,6 +34,20 @@ constexpr uint64_t kMaxHandshakePayload = 4096;
 // How much of a large payload must have arrived before the io thread is
 // woken to read it (see Connection::read_payload).
 constexpr std::size_t kWakeBytes = std::size_t{1} << 20;
+
+// Keepalive probes after a second of silence, one a second, four unanswered
+// ones end the connection; data unacknowledged for `timeout` ends it too.
+void watch_for_dead_peer(tcp::socket& socket, std::chrono::milliseconds timeout) {
+  const int fd = socket.native_handle();
+  const int on = 1, idle = 1, interval = 1;
+  const int probes = std::max(1, static_cast<int>(timeout.count() / 1000) - 1);
+  const unsigned user_timeout = static_cast<unsigned>(timeout.count());
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+}
 
 }  // namespace
 
@@ -344,8 +361,10 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     failed_ = true;
     const std::string line = "connection with " + peer_name() + ": " + what;
     // A stranger that fails its handshake is turned away; a known peer
-    // that fails ends the run.
-    if (peer_) {
+    // that fails ends the run, unless it may come back.
+    if (peer_ && runtime_.survives_loss_of(*peer_)) {
+      runtime_.on_peer_lost(shared_from_this(), line);
+    } else if (peer_) {
       runtime_.on_failure(line);
     } else {
       runtime_.log_event(line);
@@ -403,8 +422,10 @@ void TcpRuntime::connect() {
   }
   deadline_ = std::chrono::steady_clock::now() + options_.connect_deadline;
   const int tasks = cluster().task_count();
-  // Tasks with a higher ordinal dial this one; it dials the lower ones.
-  if (self_ordinal_ + 1 < tasks) {
+  // Tasks with a higher ordinal dial this one; it dials the lower ones. A
+  // peer that may restart dials everyone when it comes back: then every
+  // task listens.
+  if (self_ordinal_ + 1 < tasks || options_.may_restart) {
     const auto address =
         loopback ? asio::ip::make_address(own.host == "localhost" ? "127.0.0.1" : own.host)
                  : asio::ip::address(asio::ip::address_v4::any());
@@ -418,12 +439,16 @@ void TcpRuntime::connect() {
     acceptor_->listen();
     accept_next();
   }
-  for (int peer = 0; peer < self_ordinal_; ++peer) dial(peer, std::chrono::milliseconds(20));
+  for (int peer = 0; peer < tasks; ++peer) {
+    if (peer < self_ordinal_ || (options_.dial_everyone && peer != self_ordinal_)) {
+      dial(peer, std::chrono::milliseconds(20));
+    }
+  }
   io_thread_ = std::thread([this] { io_.run(); });
 
   std::unique_lock lock(mutex_);
   const bool all = changed_.wait_until(
-      lock, deadline_, [&] { return connected_ == tasks - 1 || !failure_.empty(); });
+      lock, deadline_, [&] { return connected_ >= tasks - 1 || !failure_.empty(); });
   if (!failure_.empty()) throw_failure();
   if (!all) {
     std::string missing;
@@ -445,6 +470,7 @@ void TcpRuntime::accept_next() {
       return;
     }
     socket.set_option(tcp::no_delay(true));
+    watch_for_dead_peer(socket, options_.dead_peer_timeout);
     std::make_shared<Connection>(*this, std::move(socket), std::nullopt)->start_as_acceptor();
     accept_next();
   });
@@ -469,6 +495,7 @@ void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
         asio::async_connect(*socket, results, [this, peer, socket, retry](auto error, auto) {
           if (error) return retry();
           socket->set_option(tcp::no_delay(true));
+          watch_for_dead_peer(*socket, options_.dead_peer_timeout);
           std::make_shared<Connection>(*this, std::move(*socket), peer)->start_as_connector();
         });
       });
@@ -476,12 +503,42 @@ void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
 
 void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
   const int peer = *connection->peer();
+  std::shared_ptr<Connection> replaced;
+  {
+    std::lock_guard lock(mutex_);
+    if (!peers_[peer]) {
+      peers_[peer] = connection;
+      ++connected_;
+    } else if (survives_loss_of(peer)) {
+      // The peer restarted before its old connection was seen to close.
+      replaced = std::exchange(peers_[peer], connection);
+    } else {
+      failure_ = "two connections from " + connection->peer_name();
+    }
+    changed_.notify_all();
+  }
+  if (replaced) {
+    log_event(connection->peer_name() + " is back on a new connection");
+    replaced->close();
+  }
+  // A peer that comes back after this task said its goodbyes gets one too.
+  if (saying_goodbye_) {
+    connection->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
+  }
+}
+
+bool TcpRuntime::survives_loss_of(int peer) const {
+  return options_.may_restart && options_.may_restart(cluster().task_at(peer));
+}
+
+void TcpRuntime::on_peer_lost(const std::shared_ptr<Connection>& connection,
+                              const std::string& what) {
+  log_event(what + "; the run goes on, it may come back");
   std::lock_guard lock(mutex_);
-  if (peers_[peer]) {
-    failure_ = "two connections from " + connection->peer_name();
-  } else {
-    peers_[peer] = connection;
-    ++connected_;
+  auto& current = peers_[*connection->peer()];
+  if (current == connection) {
+    current.reset();
+    --connected_;
   }
   changed_.notify_all();
 }
@@ -518,8 +575,14 @@ void TcpRuntime::throw_failure() {
 }
 
 void TcpRuntime::transmit(TaskId to, Message message) {
-  // peers_ is complete once connect() has returned, and stays so.
-  if (const auto& peer = peers_[cluster().ordinal(to)]) peer->send_message(std::move(message));
+  // A peer lost for good or for a while (may_restart) takes nothing: its
+  // next life starts afresh, as a dead process would have lost it anyway.
+  std::shared_ptr<Connection> peer;
+  {
+    std::lock_guard lock(mutex_);
+    peer = peers_[cluster().ordinal(to)];
+  }
+  if (peer) peer->send_message(std::move(message));
 }
 
 Message TcpRuntime::receive(strategy::Tag tag) {
@@ -552,6 +615,7 @@ void TcpRuntime::store(uint64_t, const std::function<void()>& io_fn) {
 
 void TcpRuntime::disconnect() {
   asio::post(io_, [this] {
+    saying_goodbye_ = true;
     for (auto& peer : peers_) {
       if (peer) peer->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
     }

@@ -17,6 +17,8 @@
 //     that reason rather than hanging.
 // Start-up works in any order: a task dials its peers again and again, with
 // back-off, until the connect deadline, then names the peers that never came.
+// A peer that may restart (TcpOptions::may_restart) may also come back
+// later: it dials everyone again, and its new connection replaces the old.
 #pragma once
 
 #include <chrono>
@@ -46,6 +48,19 @@ struct TcpOptions {
   // machine). Default: when the runtime was made.
   std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
   std::function<void(const std::string&)> log;  // one line per event worth a log
+  // Peers whose loss this task survives because a restart policy brings
+  // them back (asynchronous workers): their connection may close without a
+  // goodbye, and a new connection from them replaces it. Null: any lost
+  // peer ends the run.
+  std::function<bool(strategy::TaskId)> may_restart;
+  // This task was restarted into a run that went on without it: it dials
+  // every peer, since none of them dials it again.
+  bool dial_everyone = false;
+  // A peer whose machine vanishes (no FIN, no RST) is noticed within about
+  // this long: TCP keepalive probes on idle connections, and a user timeout
+  // on unacknowledged data. A killed process is noticed at once: its kernel
+  // closes its connections.
+  std::chrono::milliseconds dead_peer_timeout{5'000};
 };
 
 class TcpRuntime : public strategy::Runtime {
@@ -77,6 +92,9 @@ class TcpRuntime : public strategy::Runtime {
   void accept_next();
   void dial(int peer, std::chrono::milliseconds backoff);
   void on_connected(const std::shared_ptr<Connection>& connection);
+  // A connection to a peer that may restart was lost: the run goes on.
+  void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
+  bool survives_loss_of(int peer) const;
   void on_message(strategy::Message message);
   void on_goodbye(int peer, const std::string& reason);
   void on_failure(const std::string& what);
@@ -97,6 +115,7 @@ class TcpRuntime : public strategy::Runtime {
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
   std::thread io_thread_;
+  bool saying_goodbye_ = false;  // io thread only: disconnect() has begun
   // Buffers of written messages, reused for payloads.
   BufferPool spare_buffers_{std::size_t{64} << 20};
 

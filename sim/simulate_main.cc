@@ -67,6 +67,14 @@ int simulate_command(const Options& o) {
       .run_directory = dir, .resume = o.resume, .note = [&](const std::string& line) {
         if (!o.quiet) std::fprintf(stderr, "%s\n", line.c_str());
       }};
+  options.on_event = [&](const std::string& line) {
+    if (o.quiet) return;
+    if (progress) {
+      progress->note(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  };
   options.on_progress = [&](int64_t done, int64_t total, double simulated) {
     if (!progress) progress = std::make_unique<Progress>("simulating", total, stderr, !o.quiet);
     progress->update(done, fmt::format("{:.2f} simulated s", simulated));

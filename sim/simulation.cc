@@ -52,7 +52,8 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   configure_network_model(scenario.network.model);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(plan);
   MailboxTable mailboxes(plan.cluster.task_count());
-  TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit);
+  TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit,
+                            options.on_event);
   supervisor.start();
   const auto simulation_start = std::chrono::steady_clock::now();
   try {

@@ -23,6 +23,9 @@ struct SimulationOptions {
   run::CheckpointRequest checkpoints;
   // Called as the chief finishes steps: (done, total, simulated seconds).
   std::function<void(int64_t, int64_t, double)> on_progress;
+  // Called as tasks fail and recover, one line each ("worker:1 died (mtbf)
+  // at 10.5 s; it rejoins alone").
+  std::function<void(const std::string&)> on_event;
 };
 
 // Throws InputError for a scenario the catalog or the data cannot serve, and

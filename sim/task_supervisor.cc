@@ -1,5 +1,7 @@
 #include "sim/task_supervisor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -69,6 +71,11 @@ struct TaskSupervisor::State {
   uint64_t spans_dropped = 0;
   std::exception_ptr error;
   std::string error_task;
+  std::function<void(const std::string&)> on_event;
+
+  void say(const std::string& line) const {
+    if (on_event) on_event(line);
+  }
 
   State(const run::Scenario& scenario, const ClusterPlan& plan, std::vector<s4u::Host*> hosts,
         MailboxTable& mailboxes, strategy::TrainingSetup& setup, std::size_t span_limit)
@@ -284,11 +291,22 @@ struct TaskSupervisor::State {
       record.restored_step = -1;  // it asks where it left off
       record.lost_steps = slot.died_in_step ? 1 : 0;
       failures.push_back(record);
+      say(fmt::format("{} died ({}) at {:.2f} simulated s; it rejoins alone {:g} s later",
+                      record.task, record.cause, record.at, detect + restart));
       const uint32_t next = ++slot.incarnation;
       s4u::Actor::create("restart", hosts[t], [this, t, next, delay = detect + restart] {
         s4u::this_actor::sleep_for(delay);
         // A rollback meanwhile restarted every task already.
         if (slots[t].incarnation != next || slots[t].alive) return;
+        // It failed after its work was done and the servers have gone:
+        // there is nothing to rejoin.
+        const bool servers_gone = std::all_of(slots.begin(), slots.end(), [](const Slot& s) {
+          return s.task.role != strategy::Role::kPs || s.finished;
+        });
+        if (servers_gone) {
+          report({Event::kFinished, t, next, ""});
+          return;
+        }
         launch({t}, true);
       });
       return;
@@ -308,6 +326,10 @@ struct TaskSupervisor::State {
       FailureRecord& record = failures[index];
       setup.set_checkpoints(rollback_plan(record));
       record.lost_steps = std::max<int64_t>(chief_done - record.restored_step, 0);
+      say(fmt::format(
+          "{} died ({}) at {:.2f} simulated s; every task went back to step {} ({} "
+          "steps lost)",
+          record.task, record.cause, record.at, record.restored_step, record.lost_steps));
       chief_done = record.restored_step;
       rollback_pending = false;
       launch_all();
@@ -337,10 +359,12 @@ struct TaskSupervisor::State {
 
 TaskSupervisor::TaskSupervisor(const run::Scenario& scenario, const ClusterPlan& plan,
                                std::vector<s4u::Host*> hosts, MailboxTable& mailboxes,
-                               strategy::TrainingSetup& setup, std::size_t span_limit)
+                               strategy::TrainingSetup& setup, std::size_t span_limit,
+                               std::function<void(const std::string&)> on_event)
     : state_(
           std::make_unique<State>(scenario, plan, std::move(hosts), mailboxes, setup, span_limit)) {
   State& s = *state_;
+  s.on_event = std::move(on_event);
   auto progress = setup.on_chief_step;
   setup.on_chief_step = [&s, progress](int64_t done, int64_t total) {
     s.chief_done = done;

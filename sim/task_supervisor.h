@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,7 +53,8 @@ class TaskSupervisor {
  public:
   TaskSupervisor(const run::Scenario& scenario, const ClusterPlan& plan,
                  std::vector<simgrid::s4u::Host*> hosts, MailboxTable& mailboxes,
-                 strategy::TrainingSetup& setup, std::size_t span_limit);
+                 strategy::TrainingSetup& setup, std::size_t span_limit,
+                 std::function<void(const std::string&)> on_event = {});
   ~TaskSupervisor();
   TaskSupervisor(const TaskSupervisor&) = delete;
   TaskSupervisor& operator=(const TaskSupervisor&) = delete;

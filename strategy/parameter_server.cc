@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "common/error.h"
@@ -175,6 +176,11 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
   if (replica.is_chief())
     pull(runtime, PsRequest::kFinal, replica.total_steps(), replica.parameters(), versions);
   TaskOutcome outcome = replica.finish();
+  if (replica.is_chief()) {
+    for (int j = 0; j < servers; ++j) {
+      runtime.send({Role::kPs, j}, request(PsRequest::kDone, replica.total_steps()));
+    }
+  }
   outcome.updates = std::max<int64_t>(replica.total_steps() - first_step, 0) * servers;
   return outcome;
 }
@@ -230,8 +236,13 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   std::vector<std::optional<Message>> pending(replicas);  // sync: this step's gradients
   int pending_count = 0;
   std::vector<Message> deferred;  // pulls that wait for an update (sync) or for the end
+  // Whether each worker has stopped (a restarted worker may say it twice),
+  // and the chief's latest request for the final shard (a restarted chief
+  // asks again).
+  std::vector<char> stopped_ranks(replicas, 0);
   int stopped = 0;
-  bool final_requested = false;  // replica 0 (the chief, or worker 0) asks last
+  std::optional<Message> final_request;
+  bool done = false;
 
   auto reply = [&](const Message& pull_request) {
     Message m = make_message(Tag::kParameters, pull_request.step, shard.size, current.data());
@@ -270,7 +281,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     return !sync || pushes[cluster.replica_rank(m.from)] <= version;
   };
 
-  while (stopped < replicas || !final_requested) {
+  while (!done) {
     Message m = runtime.recv_any(Tag::kToParameterServer);
     const int rank = cluster.replica_rank(m.from);
     switch (static_cast<PsRequest>(m.op)) {
@@ -313,7 +324,10 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         }
         break;
       case PsRequest::kStop:
-        ++stopped;
+        if (!stopped_ranks[rank]) {
+          stopped_ranks[rank] = 1;
+          ++stopped;
+        }
         break;
       case PsRequest::kRejoin:
         // Every push of this worker that reached this PS was applied on
@@ -321,16 +335,23 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         runtime.send(m.from, make_message(Tag::kRestore, steps_reached[rank], 0, nullptr));
         break;
       case PsRequest::kFinal:
-        final_requested = true;
-        deferred.push_back(std::move(m));
+        final_request = std::move(m);
+        break;
+      case PsRequest::kDone:
+        done = true;
         break;
       default:
         throw Error(task_name(runtime.self()) + ": unknown request " + std::to_string(m.op) +
                     " from " + task_name(m.from));
     }
+    if (stopped == replicas && final_request) {
+      // Every worker has stopped: the shard is final.
+      for (const Message& pending : deferred) answer(pending);
+      deferred.clear();
+      answer(*final_request);
+      final_request.reset();
+    }
   }
-  // Every worker has stopped: the shard is final.
-  for (const Message& m : deferred) answer(m);
   return {.updates = gradients_applied};
 }
 

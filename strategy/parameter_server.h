@@ -34,6 +34,10 @@ enum class PsRequest : int32_t {
   // A worker restarted after a failure (ps:0 only): how many of my steps
   // have you received? I go on from there.
   kRejoin = 5,
+  // The chief (replica 0) has the final weights and has evaluated them: the
+  // PS may stop. Until then it keeps serving, so that a chief that fails at
+  // the very end can come back and ask again.
+  kDone = 6,
 };
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup);

@@ -48,7 +48,8 @@ check "sync, kill -9: restarts >= 1, at most one interval lost" recovered kill 1
 check "sync, kill -9: the weights of the run that never failed" \
   [ "$(field kill weights_sha256)" = "$expected" ]
 
-# Parameter servers, async: a worker's death and the server's.
+# Parameter servers, async: a worker's death (it rejoins alone) and the
+# server's (every task rolls back).
 ps=$src/scenarios/ps_4workers.yaml
 ps_small=(--set data=synthetic-taxi:19200 --set training.epochs=1 --set training.eval_every=0
           --set training.eval_examples=500 --checkpoint-every 5 --quiet)
@@ -58,6 +59,25 @@ steps=$(field ps-whole steps)
   --out "$work/ps-worker"
 check "async PS, a worker dies: the job finishes, restarts >= 1" recovered ps-worker 5
 check "async PS, a worker dies: every step is done" [ "$(field ps-worker steps)" = "$steps" ]
+check "async PS, a worker dies: it rejoins alone, the others go on" "$py" - "$work/ps-worker" <<'PY'
+import csv, json, sys
+run = sys.argv[1]
+summary = json.load(open(run + "/summary.json"))
+assert [f["recovery"] for f in summary["failures"]] == ["rejoin"], summary["failures"]
+rows = list(csv.DictReader(open(run + "/steps.csv")))
+steps = {}
+for r in rows:
+    steps.setdefault(r["task"], []).append(int(r["step"]))
+# Nobody went back: each worker's steps run on to the end (./realnet keeps
+# a task's last life: worker:2's from the step it died at), and the server
+# applied one push per step of every worker.
+n = summary["steps"]
+workers = [t for t in steps if not t.startswith("ps")]
+for t in workers:
+    first = 12 if t == "worker:2" else 0
+    assert steps[t] == list(range(first, n)), (t, steps[t][:20])
+assert len(steps["ps:0"]) == len(workers) * n, (len(steps["ps:0"]), n)
+PY
 "$realnet" --launch "$ps" "${ps_small[@]}" --set 'faults=[{task: ps:0, at_step: 60}]' \
   --out "$work/ps-server"
 check "async PS, the server dies: rollback, at most one interval lost" recovered ps-server 5
