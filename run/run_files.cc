@@ -465,6 +465,25 @@ std::string format_summary_table(const RunResult& r) {
   if (r.spans_dropped > 0) {
     line("timeline", fmt::format("{} spans dropped beyond the per-task limit", r.spans_dropped));
   }
+  if (!r.resumed_from.empty()) {
+    line("resumed", fmt::format("from step {}: {}", r.start_step, r.resumed_from));
+  }
+  uint64_t files = 0;
+  for (const TaskLog& t : r.tasks) files += t.checkpoints;
+  if (files > 0) {
+    line("checkpoint",
+         fmt::format("{} files written or read, {} in all", files, duration(totals.checkpoint)));
+  }
+  if (!r.failures.empty()) {
+    int64_t lost = 0;
+    double recovering = 0;
+    for (const Failure& f : r.failures) {
+      lost += f.lost_steps;
+      recovering += f.recovery_seconds;
+    }
+    line("failures", fmt::format("{} restarts, {} steps lost, {} recovering", r.failures.size(),
+                                 lost, duration(recovering)));
+  }
 
   // The tasks: all of them up to 20, else the first 8, the last 4 and a note.
   constexpr size_t kMaxRows = 20, kHead = 8, kTail = 4;
