@@ -24,6 +24,19 @@ class ReduceLrOnPlateau {
   // to use from now on.
   float observe(double value, float learning_rate);
 
+  // Its counters, for checkpoints: restoring them resumes the same schedule.
+  struct State {
+    double best = 0;
+    int waited = 0;
+    int cooldown_left = 0;
+  };
+  State state() const { return {best_, waited_, cooldown_left_}; }
+  void restore(const State& state) {
+    best_ = state.best;
+    waited_ = state.waited;
+    cooldown_left_ = state.cooldown_left;
+  }
+
  private:
   PlateauOptions opt_;
   double best_ = std::numeric_limits<double>::infinity();

@@ -13,10 +13,13 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/progress.h"
+#include "common/sha256.h"
 #include "nn/data/data_source.h"
 #include "nn/kernels/kernels.h"
 #include "nn/threads.h"
 #include "nn/trainer.h"
+#include "strategy/checkpoint_file.h"
+#include "strategy/checkpoint_store.h"
 
 namespace {
 
@@ -33,6 +36,8 @@ struct Options {
   uint64_t seed = 0;
   int threads = 2;
   std::string out;
+  int checkpoint_every = 0;  // epochs; 0: no checkpoints
+  std::string resume;
   bool quiet = false;
 };
 
@@ -43,8 +48,101 @@ std::string timestamp() {
   return text;
 }
 
+// The parameters' and the moving statistics' SHA-256, as the distributed
+// runs report it: equal for a run and the same run resumed.
+std::string weights_sha256(const Model& model) {
+  Sha256 hash;
+  hash.update(std::as_bytes(model.parameters()));
+  hash.update(std::as_bytes(model.state()));
+  return hash.hex_digest();
+}
+
+// Checkpoints of ./train are at epoch ends, in the same file format as the
+// distributed runs' (strategy/checkpoint_file.h), with the learning rate and
+// the plateau schedule's counters as extra metadata.
+strategy::CheckpointLayout layout_of(const Model& model, Trainer& trainer) {
+  return strategy::CheckpointLayout(model, model.spec().optimizer.kind,
+                                    trainer.optimizer().state_names());
+}
+
+strategy::RunFacts facts_of(const Options& o, const ModelSpec& spec) {
+  return {.scenario = "train-" + spec.name,
+          .strategy = "local",
+          .data = o.data,
+          .backend = "train",
+          .seed = o.seed,
+          .batch_size = spec.batch_size,
+          .replicas = 1,
+          .ps = 0};
+}
+
+void save(const std::filesystem::path& dir, const Options& o, Model& model, Trainer& trainer) {
+  strategy::TrainingState state;
+  const Trainer::Position at = trainer.position();
+  state.step = at.step;
+  state.parameters.assign(model.parameters().begin(), model.parameters().end());
+  state.model_state.assign(model.state().begin(), model.state().end());
+  for (const auto slot : trainer.optimizer().state())
+    state.optimizer_slots.emplace_back(slot.begin(), slot.end());
+  state.optimizer_steps = {trainer.optimizer().steps()};
+  const strategy::CheckpointInfo info{
+      .step = at.step,
+      .epoch = at.epoch,
+      .batch_in_epoch = 0,
+      .facts = facts_of(o, model.spec()),
+      .extra = {{"learning_rate", at.learning_rate},
+                {"plateau_best", at.plateau.best},
+                {"plateau_waited", at.plateau.waited},
+                {"plateau_cooldown_left", at.plateau.cooldown_left}}};
+  strategy::save_checkpoint((dir / "checkpoints").string(), at.step,
+                            strategy::encode_checkpoint(layout_of(model, trainer), state, info), 3);
+}
+
+// Puts the model, its optimizer and the trainer where a checkpoint says.
+std::string restore(const Options& o, Model& model, Trainer& trainer) {
+  strategy::ResumeChoice choice = strategy::choose_checkpoint(o.resume, layout_of(model, trainer));
+  for (const std::string& skipped : choice.skipped) {
+    if (!o.quiet) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
+  }
+  const strategy::LoadedCheckpoint& c = choice.checkpoint;
+  if (c.info.facts.backend != "train" || c.info.batch_in_epoch != 0) {
+    throw InputError("--resume " + c.path + ": a checkpoint of a distributed run (" +
+                     c.info.facts.backend + "); ./train resumes its own, written at epoch ends");
+  }
+  for (const std::string& line :
+       strategy::resume_differences(c.info.facts, facts_of(o, model.spec()))) {
+    if (!o.quiet) std::fprintf(stderr, "this run differs: %s\n", line.c_str());
+  }
+  std::copy(c.state.parameters.begin(), c.state.parameters.end(), model.parameters().begin());
+  std::copy(c.state.model_state.begin(), c.state.model_state.end(), model.state().begin());
+  const auto slots = trainer.optimizer().state();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    std::copy(c.state.optimizer_slots[i].begin(), c.state.optimizer_slots[i].end(),
+              slots[i].begin());
+  }
+  trainer.optimizer().set_steps(c.state.optimizer_steps.front());
+  auto extra = [&](const char* key) {
+    const auto found = c.info.extra.find(key);
+    if (found == c.info.extra.end())
+      throw InputError("--resume " + c.path + ": no " + key + " in it");
+    return found->second;
+  };
+  trainer.restore({.epoch = c.info.epoch,
+                   .step = c.info.step,
+                   .learning_rate = static_cast<float>(extra("learning_rate")),
+                   .plateau = {.best = extra("plateau_best"),
+                               .waited = static_cast<int>(extra("plateau_waited")),
+                               .cooldown_left = static_cast<int>(extra("plateau_cooldown_left"))}});
+  if (!o.quiet) {
+    std::printf("resuming from %s (epoch %lld, step %lld)\n", c.path.c_str(),
+                static_cast<long long>(c.info.epoch), static_cast<long long>(c.info.step));
+  }
+  return c.path;
+}
+
 void write_summary(const std::filesystem::path& dir, const Options& o, const Model& model,
-                   const std::vector<nlohmann::json>& epochs, double wall_seconds) {
+                   const std::vector<nlohmann::json>& epochs, double wall_seconds,
+                   const std::string& resumed_from) {
   nlohmann::json summary = {{"model", model.spec().name},
                             {"data", o.data},
                             {"seed", o.seed},
@@ -53,7 +151,10 @@ void write_summary(const std::filesystem::path& dir, const Options& o, const Mod
                             {"batch_size", model.spec().batch_size},
                             {"parameters", model.parameter_count()},
                             {"epochs", epochs},
-                            {"wall_seconds", wall_seconds}};
+                            {"wall_seconds", wall_seconds},
+                            {"weights_sha256", weights_sha256(model)},
+                            {"resumed_from", resumed_from.empty() ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json(resumed_from)}};
   if (!epochs.empty()) {
     summary["final_loss"] = epochs.back()["test_loss"];
     summary["final_accuracy"] = epochs.back()["test_accuracy"];
@@ -84,10 +185,11 @@ int run(const Options& o) {
         static_cast<long long>(data.train.size()), spec.batch_size, o.epochs,
         kernels::kernels().level);
   }
+  const std::string resumed_from = o.resume.empty() ? "" : restore(o, model, trainer);
   std::vector<nlohmann::json> epochs;
   double elapsed = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (int e = 0; e < o.epochs; ++e) {
+  for (int e = static_cast<int>(trainer.epochs_done()); e < o.epochs; ++e) {
     Progress progress("epoch " + std::to_string(e + 1), trainer.steps_per_epoch(), stderr,
                       !o.quiet);
     const EpochResult r = trainer.train_epoch([&](int64_t step, int64_t, double loss) {
@@ -114,11 +216,17 @@ int run(const Options& o) {
           e + 1, r.train_loss, test.loss, test.accuracy, rate,
           lr != r.learning_rate ? (", learning rate now " + std::to_string(lr)).c_str() : "");
     }
+    if (o.checkpoint_every > 0 && ((e + 1) % o.checkpoint_every == 0 || e + 1 == o.epochs)) {
+      save(dir, o, model, trainer);
+    }
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_summary(dir, o, model, epochs, wall);
-  if (!o.quiet) std::printf("wrote %s/{summary.json,curve.csv}\n", dir.c_str());
+  write_summary(dir, o, model, epochs, wall, resumed_from);
+  if (!o.quiet) {
+    std::printf("wrote %s/{summary.json,curve.csv}%s\n", dir.c_str(),
+                o.checkpoint_every > 0 ? " and checkpoints/" : "");
+  }
   return 0;
 }
 
@@ -135,6 +243,7 @@ int main(int argc, char** argv) {
       "  ./train --epochs 10 --seed 3\n"
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
+      "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t\n"
       "Data sources: fashion-mnist[:DIR], cifar10:DIR, synthetic[:N], taxi:FILE.csv,\n"
       "synthetic-taxi[:N].\n" +
       distlab::nn::kernels::isa_help());
@@ -156,6 +265,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write a checkpoint every N epochs, and after the last, to <out>/checkpoints/")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.resume,
+                 "go on from a checkpoint of ./train (a run directory or a file) up to --epochs");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return run_reporting_errors([&] {

@@ -44,6 +44,20 @@ EpochResult Trainer::train_epoch(const StepCallback& on_step) {
   return r;
 }
 
+Trainer::Position Trainer::position() const {
+  return {.epoch = epoch_,
+          .step = step_,
+          .learning_rate = optimizer_->learning_rate(),
+          .plateau = plateau_ ? plateau_->state() : ReduceLrOnPlateau::State{}};
+}
+
+void Trainer::restore(const Position& position) {
+  epoch_ = position.epoch;
+  step_ = position.step;
+  optimizer_->set_learning_rate(position.learning_rate);
+  if (plateau_) plateau_->restore(position.plateau);
+}
+
 float Trainer::end_epoch(double monitored) {
   if (plateau_) {
     optimizer_->set_learning_rate(plateau_->observe(monitored, optimizer_->learning_rate()));

@@ -36,6 +36,19 @@ class Trainer {
   // reduce_lr_on_plateau schedule, if it has one; returns the new rate.
   float end_epoch(double monitored);
 
+  // Where training stands, for checkpoints: epochs and steps done, the
+  // learning rate and the plateau schedule's counters. Batches and dropout
+  // masks follow from (seed, epoch, step): restoring this resumes the same
+  // run (the model's and the optimizer's buffers are restored by the caller).
+  struct Position {
+    int64_t epoch = 0;
+    int64_t step = 0;
+    float learning_rate = 0;
+    ReduceLrOnPlateau::State plateau;
+  };
+  Position position() const;
+  void restore(const Position& position);
+
   Optimizer& optimizer() { return *optimizer_; }
   int64_t steps_per_epoch() const { return sampler_.steps_per_epoch(); }
   int64_t epochs_done() const { return epoch_; }

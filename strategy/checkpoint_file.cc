@@ -34,6 +34,7 @@ std::string info_json(const CheckpointInfo& info, const std::string& fingerprint
   j["batch_in_epoch"] = info.batch_in_epoch;
   j["model_fingerprint"] = fingerprint;
   j["run"] = facts_json(info.facts);
+  if (!info.extra.empty()) j["extra"] = info.extra;
   return j.dump();
 }
 
@@ -164,6 +165,7 @@ LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::
                   .batch_size = run.at("batch_size").get<int64_t>(),
                   .replicas = run.at("replicas").get<int>(),
                   .ps = run.at("parameter_servers").get<int>()};
+    if (j.contains("extra")) info.extra = j.at("extra").get<std::map<std::string, double>>();
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path, std::string("malformed distlab metadata: ") + e.what());
   }

@@ -46,4 +46,23 @@ check "... with 6 steps an epoch" test "$(tail -1 "$work/run/curve.csv" | cut -d
 check "... writes curve.csv with a header and two epochs" test "$(wc -l <"$work/run/curve.csv")" -eq 3
 check "... writes summary.json with the final accuracy" grep -q '"final_accuracy"' "$work/run/summary.json"
 
+# Checkpoints at epoch ends, and a resumed run that ends as the run that
+# never stopped: the CIFAR-10 MLP, whose Adam moments, BatchNorm statistics,
+# dropout masks and plateau schedule must all come back.
+sha() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["weights_sha256"])' "$1"; }
+mlp=("$src/scenarios/models/cifar10_mlp.yaml" --data synthetic:1200 --quiet)
+"$train" "${mlp[@]}" --epochs 3 --out "$work/whole"
+"$train" "${mlp[@]}" --epochs 1 --checkpoint-every 1 --out "$work/first"
+check "a checkpoint is written at the epoch's end" test -f "$work/first/checkpoints/step-000000008.safetensors"
+"$train" "${mlp[@]}" --epochs 3 --resume "$work/first" --out "$work/resumed"
+check "a resumed run ends with the weights of the run that never stopped" \
+  test "$(sha "$work/resumed/summary.json")" = "$(sha "$work/whole/summary.json")"
+check "... its curve goes on from epoch 2" test "$(sed -n 2p "$work/resumed/curve.csv" | cut -d, -f1)" = 2
+"$train" "${mlp[@]}" --resume "$work/nothing" >"$work/out" 2>"$work/err"
+check "resuming from nothing exits 2" test $? -eq 2
+check "... saying so" grep -q "no such file or folder" "$work/err"
+"$train" "$src/scenarios/models/mnist_cnn.yaml" --data synthetic:600 --resume "$work/first" \
+  >"$work/out" 2>"$work/err"
+check "a checkpoint of another model exits 2" test $? -eq 2
+
 exit $((failures > 0))
