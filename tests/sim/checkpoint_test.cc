@@ -93,7 +93,8 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
   INFO(fidelity);
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
-  const auto& machine = distlab::sim::MachineCatalog::load_default().machine("n1-standard-4");
+  const auto catalog = distlab::sim::MachineCatalog::load_default();
+  const auto& machine = catalog.machine("n1-standard-4");
   REQUIRE(machine.disk_file_seconds > 0);
   const json run =
       simulate_yaml(dir, "run", scenario("allreduce", 9, checkpoint_every(3), fidelity), "",

@@ -48,7 +48,9 @@ std::vector<int64_t> step_numbers(const json& task) {
 
 }  // namespace
 
-TEST_CASE("a synchronous run rolls back to its last checkpoint and ends as if it never failed") {
+TEST_CASE(
+    "failures: a synchronous run rolls back to its last checkpoint and ends as if it never "
+    "failed") {
   const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
   INFO(fidelity);
   const std::string dir = scratch_folder_with_tiny_model(4);
@@ -79,7 +81,7 @@ TEST_CASE("a synchronous run rolls back to its last checkpoint and ends as if it
   fs::remove_all(dir);
 }
 
-TEST_CASE("without a checkpoint a rollback starts over from step 0") {
+TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 6, ""));
@@ -93,7 +95,7 @@ TEST_CASE("without a checkpoint a rollback starts over from step 0") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("an asynchronous worker that fails rejoins while the others go on") {
+TEST_CASE("failures: an asynchronous worker that fails rejoins while the others go on") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   const json run = simulate_yaml(
@@ -121,7 +123,7 @@ TEST_CASE("an asynchronous worker that fails rejoins while the others go on") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a parameter server that fails rolls every task back") {
+TEST_CASE("failures: a parameter server that fails rolls every task back") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   const json run = simulate_yaml(
@@ -148,7 +150,7 @@ TEST_CASE("a parameter server that fails rolls every task back") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("failures at exponential times are drawn from the scenario's seed") {
+TEST_CASE("failures: failures at exponential times are drawn from the scenario's seed") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   // A mean time between failures of a few steps' time, on every task.
@@ -172,7 +174,7 @@ TEST_CASE("failures at exponential times are drawn from the scenario's seed") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a run that keeps failing gives up after max_restarts") {
+TEST_CASE("failures: a run that keeps failing gives up after max_restarts") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   const std::string path = dir + "/doomed.yaml";
@@ -195,7 +197,7 @@ TEST_CASE("a run that keeps failing gives up after max_restarts") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a rollback while a worker waits to rejoin restarts that worker once") {
+TEST_CASE("failures: a rollback while a worker waits to rejoin restarts that worker once") {
   const std::string dir = scratch_folder_with_tiny_model(4);
   write_model(dir);
   // worker:1 dies early and would come back 5 s later; ps:0 dies 1 s in,
