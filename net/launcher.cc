@@ -125,10 +125,8 @@ int launch(const LaunchOptions& o) {
       o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
   const fs::path reports = fs::path(dir) / "tasks";
   fs::create_directories(reports);
-  const nn::ModelSpec model_spec = nn::load_model_spec(scenario.model_path);
   const strategy::CheckpointLayout layout(
-      nn::Model(model_spec, scenario.seed), model_spec.optimizer.kind,
-      nn::make_optimizer(model_spec.optimizer, 0)->state_names());
+      nn::Model(nn::load_model_spec(scenario.model_path), scenario.seed));
   std::unique_ptr<Progress> progress;  // the chief's steps, once it reports them
   auto say = [&](const std::string& line) {
     if (o.quiet) return;

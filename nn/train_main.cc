@@ -60,10 +60,6 @@ std::string weights_sha256(const Model& model) {
 // Checkpoints of ./train are at epoch ends, in the same file format as the
 // distributed runs' (strategy/checkpoint_file.h), with the learning rate and
 // the plateau schedule's counters as extra metadata.
-strategy::CheckpointLayout layout_of(const Model& model, Trainer& trainer) {
-  return strategy::CheckpointLayout(model, model.spec().optimizer.kind,
-                                    trainer.optimizer().state_names());
-}
 
 strategy::RunFacts facts_of(const Options& o, const ModelSpec& spec) {
   return {.scenario = "train-" + spec.name,
@@ -94,13 +90,15 @@ void save(const std::filesystem::path& dir, const Options& o, Model& model, Trai
                 {"plateau_best", at.plateau.best},
                 {"plateau_waited", at.plateau.waited},
                 {"plateau_cooldown_left", at.plateau.cooldown_left}}};
-  strategy::save_checkpoint((dir / "checkpoints").string(), at.step,
-                            strategy::encode_checkpoint(layout_of(model, trainer), state, info), 3);
+  strategy::save_checkpoint(
+      (dir / "checkpoints").string(), at.step,
+      strategy::encode_checkpoint(strategy::CheckpointLayout(model), state, info), 3);
 }
 
 // Puts the model, its optimizer and the trainer where a checkpoint says.
 std::string restore(const Options& o, Model& model, Trainer& trainer) {
-  strategy::ResumeChoice choice = strategy::choose_checkpoint(o.resume, layout_of(model, trainer));
+  strategy::ResumeChoice choice =
+      strategy::choose_checkpoint(o.resume, strategy::CheckpointLayout(model));
   for (const std::string& skipped : choice.skipped) {
     if (!o.quiet) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
   }

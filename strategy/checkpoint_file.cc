@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/sha256.h"
+#include "nn/model_spec.h"
 
 namespace distlab::strategy {
 namespace {
@@ -63,12 +64,11 @@ const std::string& required(const safetensors::Metadata& m, const std::string& k
 
 }  // namespace
 
-CheckpointLayout::CheckpointLayout(const nn::Model& model, const std::string& optimizer,
-                                   std::vector<std::string> optimizer_slots)
-    : slot_names_(std::move(optimizer_slots)),
+CheckpointLayout::CheckpointLayout(const nn::Model& model)
+    : slot_names_(nn::make_optimizer(model.spec().optimizer, 0)->state_names()),
       parameter_floats_(model.trainable_layout().size()),
       state_floats_(model.state_layout().size()),
-      optimizer_(optimizer) {
+      optimizer_(model.spec().optimizer.kind) {
   Sha256 hash;
   auto add = [&](const std::string& text) {
     hash.update(std::as_bytes(std::span<const char>(text)));

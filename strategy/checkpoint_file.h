@@ -42,8 +42,8 @@ struct RunFacts {
 // checkpoint of another model (or optimizer) is refused.
 class CheckpointLayout {
  public:
-  CheckpointLayout(const nn::Model& model, const std::string& optimizer,
-                   std::vector<std::string> optimizer_slots);
+  // The layout of `model`'s checkpoints, its optimizer's from its spec.
+  explicit CheckpointLayout(const nn::Model& model);
 
   const std::string& fingerprint() const { return fingerprint_; }
   int64_t parameter_floats() const { return parameter_floats_; }

@@ -22,8 +22,7 @@ TrainingSetup::TrainingSetup(nn::ModelSpec spec, const nn::Dataset& train, const
       batch_size_(training.batch_size > 0 ? training.batch_size : spec_.batch_size),
       reference_(spec_, seed),
       parameter_floats_(static_cast<int64_t>(reference_.parameters().size())),
-      checkpoint_layout_(reference_, spec_.optimizer.kind,
-                         nn::make_optimizer(spec_.optimizer, 0)->state_names()) {
+      checkpoint_layout_(reference_) {
   if (train.size() == 0) throw InputError("the training set " + train.name + " is empty");
   const auto eval_layers = reference_.layer_costs(kEvaluationBatch);
   evaluation_work_ = strategy::evaluation_work(

@@ -18,17 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::write_bn_model;
 using nlohmann::json;
-
-// A model with what a checkpoint must carry beyond the weights: BatchNorm
-// moving statistics, Adam's moments and step count, dropout's randomness.
-void write_model(const std::string& folder) {
-  std::ofstream(folder + "/bn.yaml")
-      << "name: bn\ninput: [6]\nclasses: 3\nbatch_size: 8\nlayers:\n"
-         "  - dense: {units: 12, activation: relu}\n  - batch_norm:\n"
-         "  - dropout: {rate: 0.2}\n  - dense: {units: 3}\n"
-         "optimizer:\n  adam: {learning_rate: 0.01}\n";
-}
 
 std::string scenario(const std::string& strategy, int steps, const std::string& extra = "",
                      const std::string& fidelity = "full") {
@@ -59,7 +50,7 @@ TEST_CASE("a resumed synchronous run ends with the weights of the run that never
       GENERATE(as<std::string>{}, "local", "allreduce", "parameter_server sync");
   INFO(strategy);
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(strategy, 10));
   const json first = simulate_yaml(dir, "first", scenario(strategy, 6, checkpoint_every(4)), "",
                                    {.run_directory = dir + "/first"});
@@ -92,7 +83,7 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
   const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
   INFO(fidelity);
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const auto catalog = distlab::sim::MachineCatalog::load_default();
   const auto& machine = catalog.machine("n1-standard-4");
   REQUIRE(machine.disk_file_seconds > 0);
@@ -126,7 +117,7 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
 TEST_CASE(
     "under sync the other replicas wait for the chief's checkpoint; under async they do not") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   // A slow disk, so that a checkpoint dwarfs a step.
   std::string catalog =
       "cpus:\n  - {name: c, ghz: 2, flops_per_cycle_per_vcpu: 32, efficiency: 0.5,\n"
@@ -157,7 +148,7 @@ TEST_CASE(
 
 TEST_CASE("an asynchronous parameter-server run resumes from the chief's step") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   simulate_yaml(dir, "first", scenario("parameter_server async", 5, checkpoint_every(5)), "",
                 {.run_directory = dir + "/first"});
   // The updates each shard had applied when the chief read it (async: the

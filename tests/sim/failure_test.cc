@@ -19,15 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::write_bn_model;
 using nlohmann::json;
-
-void write_model(const std::string& folder) {
-  std::ofstream(folder + "/bn.yaml")
-      << "name: bn\ninput: [6]\nclasses: 3\nbatch_size: 8\nlayers:\n"
-         "  - dense: {units: 12, activation: relu}\n  - batch_norm:\n"
-         "  - dropout: {rate: 0.2}\n  - dense: {units: 3}\n"
-         "optimizer:\n  adam: {learning_rate: 0.01}\n";
-}
 
 std::string scenario(const std::string& cluster, const std::string& strategy, int steps,
                      const std::string& extra, const std::string& fidelity = "full") {
@@ -54,7 +47,7 @@ TEST_CASE(
   const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
   INFO(fidelity);
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 12, "", fidelity));
   const std::string faults =
       "checkpoint: {every_steps: 4}\nfaults:\n"
@@ -83,7 +76,7 @@ TEST_CASE(
 
 TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 6, ""));
   const json failed = simulate_yaml(
       dir, "failed",
@@ -97,7 +90,7 @@ TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
 
 TEST_CASE("failures: an asynchronous worker that fails rejoins while the others go on") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const json run = simulate_yaml(
       dir, "async",
       scenario(kPsCluster, kAsync, 10, "faults: [{task: worker:1, at_step: 4}]\n" + kRecovery));
@@ -125,7 +118,7 @@ TEST_CASE("failures: an asynchronous worker that fails rejoins while the others 
 
 TEST_CASE("failures: a parameter server that fails rolls every task back") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const json run = simulate_yaml(
       dir, "ps",
       scenario(kPsCluster, kAsync, 10,
@@ -152,7 +145,7 @@ TEST_CASE("failures: a parameter server that fails rolls every task back") {
 
 TEST_CASE("failures: failures at exponential times are drawn from the scenario's seed") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   // A mean time between failures of a few steps' time, on every task.
   const std::string faults =
       "checkpoint: {every_steps: 2}\nfaults: {mtbf_hours: 0.00002}\n"
@@ -176,7 +169,7 @@ TEST_CASE("failures: failures at exponential times are drawn from the scenario's
 
 TEST_CASE("failures: a run that keeps failing gives up after max_restarts") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   const std::string path = dir + "/doomed.yaml";
   std::ofstream(path) << scenario(
       kRing, kAllReduce, 20,
@@ -199,7 +192,7 @@ TEST_CASE("failures: a run that keeps failing gives up after max_restarts") {
 
 TEST_CASE("failures: a rollback while a worker waits to rejoin restarts that worker once") {
   const std::string dir = scratch_folder_with_tiny_model(4);
-  write_model(dir);
+  write_bn_model(dir);
   // worker:1 dies early and would come back 5 s later; ps:0 dies 1 s in,
   // and its rollback restarts every task, worker:1 included.
   const json run =

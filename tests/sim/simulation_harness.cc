@@ -22,6 +22,14 @@ std::string scratch_folder_with_tiny_model(int hidden) {
   return dir.string();
 }
 
+void write_bn_model(const std::string& folder) {
+  std::ofstream(folder + "/bn.yaml")
+      << "name: bn\ninput: [6]\nclasses: 3\nbatch_size: 8\nlayers:\n"
+         "  - dense: {units: 12, activation: relu}\n  - batch_norm:\n"
+         "  - dropout: {rate: 0.2}\n  - dense: {units: 3}\n"
+         "optimizer:\n  adam: {learning_rate: 0.01}\n";
+}
+
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              const std::string& yaml, const std::string& catalog,
                              const run::CheckpointRequest& checkpoints) {

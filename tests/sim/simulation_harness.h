@@ -13,6 +13,11 @@ namespace distlab::testing {
 // hidden layer of `hidden` units, 3 classes, SGD) for scenarios to name.
 std::string scratch_folder_with_tiny_model(int hidden);
 
+// Adds `bn.yaml` to a folder: a model with what a checkpoint must carry
+// beyond the weights (BatchNorm moving statistics, Adam's moments and step
+// count, dropout's randomness).
+void write_bn_model(const std::string& folder);
+
 // Writes `yaml` to `folder/name.yaml` and simulates it (catalog: the
 // shipped one unless `catalog` names another file). The JSON holds
 // run_seconds, final_loss, final_accuracy, weights_sha256, model_bytes,

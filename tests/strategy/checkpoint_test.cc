@@ -41,8 +41,7 @@ nn::ModelSpec spec(int hidden, const std::string& optimizer = "adam: {learning_r
 }
 
 CheckpointLayout layout_of(const nn::ModelSpec& s) {
-  return CheckpointLayout(nn::Model(s, 0), s.optimizer.kind,
-                          nn::make_optimizer(s.optimizer, 0)->state_names());
+  return CheckpointLayout(nn::Model(s, 0));
 }
 
 // A state with distinct values everywhere, so that any misplaced float shows.
