@@ -472,6 +472,7 @@ int launch(const LaunchOptions& o) {
     result.steps = std::max(result.steps, result.start_step);
   }
   result.failures = std::move(failures);
+  result.provenance = o.provenance;
   result.model_bytes = static_cast<uint64_t>(layout.parameter_floats()) * sizeof(float);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "run/provenance.h"
 #include "run/scenario.h"
 
 namespace distlab::realnet {
@@ -28,6 +29,7 @@ struct LaunchOptions {
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;
   bool quiet = false;
+  run::Provenance provenance;  // for summary.json: the command and distlab's version
 };
 
 // Ports on 127.0.0.1 the kernel says are free now, all different. Another

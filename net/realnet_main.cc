@@ -12,6 +12,7 @@
 #include "net/launcher.h"
 #include "net/task_process.h"
 #include "nn/kernels/kernels.h"
+#include "run/provenance.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ struct Options {
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
   std::optional<int64_t> checkpoint_every;
+  run::Provenance provenance;  // the command line, version and this machine
 };
 
 int realnet_command(Options& o) {
@@ -41,7 +43,8 @@ int realnet_command(Options& o) {
                                   .threads = o.task.threads,
                                   .connect_timeout_seconds = o.task.connect_timeout_seconds,
                                   .receive_timeout_seconds = o.task.receive_timeout_seconds,
-                                  .quiet = o.task.quiet};
+                                  .quiet = o.task.quiet,
+                                  .provenance = o.provenance};
     return realnet::launch(launch);
   }
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
       ->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  o.provenance = run::provenance_here(argc, argv);
   return run_reporting_errors([&] {
     distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
     return realnet_command(o);

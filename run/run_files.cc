@@ -253,6 +253,20 @@ std::string summary_json(const RunResult& r) {
   summary["final_accuracy"] = number(r.final_accuracy);
   summary["weights_sha256"] = r.weights_sha256.empty() ? json(nullptr) : json(r.weights_sha256);
   summary["timeline_spans_dropped"] = r.spans_dropped;
+  summary["command"] = r.provenance.command;
+  summary["version"] = r.provenance.version;
+  json machines = json::object();
+  for (const MachineFacts& m : r.provenance.machines) {
+    json& entry = machines[m.name];
+    entry["description"] = m.description;
+    for (const auto& [key, value] : m.figures) {
+      // Counts (vCPUs, GPUs) as integers, figures as they are.
+      const bool whole =
+          std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15;
+      entry[key] = whole ? json(static_cast<int64_t>(value)) : number(value);
+    }
+  }
+  summary["machines"] = std::move(machines);
   json tasks = json::array();
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     tasks.push_back(

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "run/provenance.h"
 #include "strategy/config.h"
 #include "strategy/task_log.h"
 
@@ -53,6 +54,7 @@ struct RunResult {
   std::vector<int64_t> task_updates;
   std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
   std::vector<Failure> failures;                 // in the order they happened
+  Provenance provenance;  // the command, distlab's version, the machine types
 };
 
 }  // namespace distlab::run

@@ -1,5 +1,6 @@
 #include "sim/platform.h"
 
+#include <algorithm>
 #include <simgrid/s4u.hpp>
 
 #include "common/error.h"
@@ -120,6 +121,33 @@ std::vector<simgrid::s4u::Host*> build_platform(const ClusterPlan& plan) {
   }
   zone->seal();
   return hosts;
+}
+
+std::vector<run::MachineFacts> machine_facts(const ClusterPlan& plan,
+                                             const MachineCatalog& catalog) {
+  std::vector<run::MachineFacts> facts;
+  for (const HostPlan& host : plan.hosts) {
+    const bool listed = std::any_of(facts.begin(), facts.end(), [&](const run::MachineFacts& f) {
+      return f.name == host.machine;
+    });
+    if (listed) continue;
+    const MachineType& m = catalog.machine(host.machine);
+    run::MachineFacts f{.name = m.name, .description = m.description, .figures = {}};
+    f.figures = {{"vcpus", m.vcpus},
+                 {"memory_gib", m.memory_bytes / (1024.0 * 1024 * 1024)},
+                 {"cpu_peak_gflops", m.cpu_peak_flops / 1e9},
+                 {"nic_gbps", m.nic_bandwidth * 8 / 1e9},
+                 {"disk_write_mb_per_s", m.disk_write_bandwidth / 1e6},
+                 {"gpus", m.gpu_count}};
+    if (m.gpu_count > 0) {
+      const GpuType& gpu = catalog.gpu(m.gpu);
+      f.description += (f.description.empty() ? "" : "; ") + std::string("GPU ") + gpu.name;
+      f.figures.emplace_back("gpu_peak_tflops", gpu.peak_flops / 1e12);
+      f.figures.emplace_back("gpu_memory_gib", gpu.memory_bytes / (1024.0 * 1024 * 1024));
+    }
+    facts.push_back(std::move(f));
+  }
+  return facts;
 }
 
 }  // namespace distlab::sim

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "run/provenance.h"
 #include "run/scenario.h"
 #include "sim/compute_model.h"
 #include "sim/machine.h"
@@ -36,6 +37,11 @@ struct ClusterPlan {
 // Checks the scenario's machine types against the catalog (InputError
 // naming the key and the closest types) and lays out the cluster.
 ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog);
+
+// The machine types the plan uses, each once, with the catalog's figures
+// (for summary.json and a report).
+std::vector<run::MachineFacts> machine_facts(const ClusterPlan& plan,
+                                             const MachineCatalog& catalog);
 
 // Configures SimGrid's network model (before the platform is built).
 void configure_network_model(run::NetworkModel model);

@@ -14,9 +14,12 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/progress.h"
+#include "common/version.h"
 #include "nn/kernels/kernels.h"
+#include "run/provenance.h"
 #include "run/run_files.h"
 #include "run/scenario.h"
+#include "sim/platform.h"
 #include "sim/simulation.h"
 
 namespace {
@@ -34,6 +37,7 @@ struct Options {
   std::string machines = DISTLAB_SOURCE_DIR "/scenarios/machines.yaml";
   int threads = 2;
   bool quiet = false;
+  std::string command;  // the command line, for summary.json
 };
 
 int simulate_command(const Options& o) {
@@ -79,7 +83,11 @@ int simulate_command(const Options& o) {
     if (!progress) progress = std::make_unique<Progress>("simulating", total, stderr, !o.quiet);
     progress->update(done, fmt::format("{:.2f} simulated s", simulated));
   };
-  const run::RunResult result = sim::simulate(scenario, catalog, options);
+  run::RunResult result = sim::simulate(scenario, catalog, options);
+  result.provenance = {
+      .command = o.command,
+      .version = version(),
+      .machines = sim::machine_facts(sim::plan_cluster(scenario, catalog), catalog)};
   if (progress) {
     progress->finish(
         fmt::format("{:.2f} simulated s in {:.1f} s", result.run_seconds, result.wall_seconds));
@@ -138,6 +146,7 @@ int main(int argc, char** argv) {
   app.add_option("--machines", o.machines, "machine catalog")->capture_default_str();
   app.add_flag("--quiet", o.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  o.command = run::shell_command(argc, argv);
   return run_reporting_errors([&] {
     distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
     return simulate_command(o);

@@ -442,3 +442,22 @@ TEST_CASE("default_run_directory names the scenario and the UTC time") {
         "runs/cnn_allreduce-20261126-014510");
   CHECK(distlab::run::default_run_directory("/tmp/runs/", "x", 0) == "/tmp/runs/x-19700101-000000");
 }
+
+TEST_CASE("summary.json says where the run came from: command, version, machine figures") {
+  TempDir tmp;
+  RunResult r = three_tasks();
+  r.provenance = {.command = "./simulate scenarios/ps_4workers.yaml --set 'faults=[]'",
+                  .version = "a43a4a40efad",
+                  .machines = {{.name = "n1-standard-4",
+                                .description = "n1 series",
+                                .figures = {{"vcpus", 4}, {"memory_gib", 15.5}}}}};
+  distlab::run::write_run_directory(tmp.path.string(), r);
+  const json s = read_json(tmp.path / "summary.json");
+  CHECK(s.at("command") == r.provenance.command);
+  CHECK(s.at("version") == "a43a4a40efad");
+  const json& machine = s.at("machines").at("n1-standard-4");
+  CHECK(machine.at("description") == "n1 series");
+  CHECK(machine.at("vcpus").is_number_integer());
+  CHECK(machine.at("vcpus") == 4);
+  CHECK(machine.at("memory_gib") == 15.5);
+}
