@@ -27,107 +27,6 @@ constexpr double kMaxSeconds = 1e9;    // about 30 years
 constexpr int64_t kMaxKeep = 1000000;
 constexpr double kMaxBandwidthGbps = 1e5;  // 100 Tb/s
 
-std::vector<std::string> split_key(const std::string& key) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
-void check_key(const std::string& key, const std::string& text) {
-  if (key.empty()) throw InputError("--set " + text + ": the key before '=' is empty");
-  for (const auto& part : split_key(key)) {
-    if (part.empty()) {
-      throw InputError("--set " + text + ": key '" + key +
-                       "' has an empty part (write keys as section.key, e.g. training.epochs)");
-    }
-  }
-}
-
-std::string describe(const Override& o) {
-  return "--set " + o.key + "=" + o.value;
-}
-
-// The node at parts[0..n) below `doc`, each of which exists.
-ConfigNode node_at(const ConfigNode& doc, const std::vector<std::string>& parts, std::size_t n) {
-  return n == 0 ? doc : node_at(doc, parts, n - 1).at(parts[n - 1]);
-}
-
-// An override's value: a plain scalar, or a YAML flow collection when it
-// starts with '[' or '{' (--set 'faults=[{task: worker:1, at_step: 30}]').
-YAML::Node parse_value(const Override& o, const std::string& origin) {
-  if (o.value.empty() || (o.value.front() != '[' && o.value.front() != '{')) {
-    return YAML::Node(o.value);
-  }
-  try {
-    return YAML::Load(o.value);
-  } catch (const YAML::Exception& e) {
-    throw InputError(origin + ": not a YAML list or mapping: " + e.msg);
-  }
-}
-
-// Every node of an override's value came from it, not from a file line.
-void add_origins(const YAML::Node& node, const std::string& origin,
-                 std::vector<ConfigNode::Origin>& origins) {
-  origins.push_back({node, origin});
-  if (node.IsSequence()) {
-    for (const auto& child : node) add_origins(child, origin, origins);
-  } else if (node.IsMap()) {
-    for (const auto& entry : node) {
-      add_origins(entry.first, origin, origins);
-      add_origins(entry.second, origin, origins);
-    }
-  }
-}
-
-// Applies the overrides to doc's tree in place: existing values are
-// replaced, missing mappings along a path are created. Returns the nodes it
-// made, so that errors about them name their override.
-std::vector<ConfigNode::Origin> apply_overrides(const ConfigNode& doc,
-                                                const std::vector<Override>& overrides) {
-  std::vector<ConfigNode::Origin> origins;
-  if (overrides.empty()) return origins;
-  if (!doc.is_map()) doc.fail("a scenario is a mapping of keys (model, cluster, strategy, ...)");
-  for (const Override& o : overrides) {
-    const std::string origin = describe(o);
-    check_key(o.key, o.key + "=" + o.value);
-    const auto parts = split_key(o.key);
-    YAML::Node map = doc.yaml();  // shares the tree; rebound with reset(), never assigned
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      const YAML::Node& view = map;  // const lookups add nothing to the tree
-      YAML::Node child = view.IsMap() ? view[parts[i]] : YAML::Node(YAML::NodeType::Undefined);
-      if (i + 1 == parts.size()) {
-        YAML::Node value = parse_value(o, origin);
-        add_origins(value, origin, origins);
-        if (child.IsDefined()) {
-          child = value;  // replaces the value in the tree; the key keeps its line
-        } else {
-          YAML::Node key(parts[i]);
-          map.force_insert(key, value);
-          origins.push_back({key, origin});
-        }
-      } else if (!child.IsDefined()) {
-        YAML::Node key(parts[i]);
-        YAML::Node inner(YAML::NodeType::Map);
-        map.force_insert(key, inner);
-        origins.push_back({key, origin});
-        origins.push_back({inner, origin});
-        map.reset(inner);
-      } else if (child.IsMap() || child.IsNull()) {
-        map.reset(child);  // a null (`training:` alone) becomes a mapping on insertion
-      } else {
-        node_at(doc, parts, i + 1).fail("is not a mapping", origin + " cannot set a key inside it");
-      }
-    }
-  }
-  return origins;
-}
-
 std::string read_text(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
@@ -466,22 +365,12 @@ const std::string& ClusterConfig::machine_of(strategy::Role role) const {
   return worker_machine;
 }
 
-Override parse_override(const std::string& text) {
-  const std::size_t eq = text.find('=');
-  if (eq == std::string::npos) {
-    throw InputError("--set " + text + ": expected KEY=VALUE, e.g. --set training.epochs=2");
-  }
-  Override o{text.substr(0, eq), text.substr(eq + 1)};
-  check_key(o.key, text);
-  return o;
-}
-
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
                        const std::vector<std::string>& machine_types) {
   const std::string text = read_text(path);
   const ConfigNode doc = ConfigNode::load_string(text, path);
-  auto origins = apply_overrides(doc, overrides);
-  const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(origins));
+  AppliedOverrides applied = apply_overrides(doc, overrides);
+  const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(applied.origins));
 
   root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
                    "training", "checkpoint", "faults", "recovery", "network"});
@@ -509,6 +398,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.faults = parse_faults(root, s.cluster, machine_types);
   s.recovery = parse_recovery(root);
   s.network = parse_network(root);
+  s.notes = std::move(applied.notes);
   return s;
 }
 

@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "run/scenario_overrides.h"
 #include "strategy/config.h"
 #include "strategy/task.h"
 
@@ -120,19 +121,10 @@ struct Scenario {
   std::vector<FaultSpec> faults;
   RecoveryConfig recovery;
   NetworkConfig network;
+  // What the overrides adjusted to fit a new strategy (scenario_overrides.h),
+  // one line each, for the command to print.
+  std::vector<std::string> notes;
 };
-
-// "training.epochs=2": a dotted key path into the YAML document and a value,
-// as written after --set. The value is taken as one plain YAML scalar (text
-// after the first '='; it may be empty), or as a YAML flow list or mapping
-// when it starts with '[' or '{' ('faults=[{task: worker:1, at_step: 30}]');
-// missing mappings along the path are created, and a path through a value
-// that is not a mapping is an error.
-struct Override {
-  std::string key;
-  std::string value;
-};
-Override parse_override(const std::string& text);  // InputError when malformed
 
 // "allreduce", "parameter_server (async)": how run directories name it.
 std::string strategy_label(const Scenario& scenario);

@@ -29,6 +29,7 @@ using namespace distlab;
 struct Options {
   std::string scenario;
   std::vector<std::string> sets;
+  std::vector<std::string> unsets;
   std::string fidelity;
   std::optional<uint64_t> seed;
   std::string out;
@@ -42,6 +43,7 @@ struct Options {
 
 int simulate_command(const Options& o) {
   std::vector<run::Override> overrides;
+  for (const std::string& key : o.unsets) overrides.push_back(run::parse_unset(key));
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (!o.fidelity.empty()) overrides.push_back({"fidelity", o.fidelity});
   if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
@@ -50,6 +52,9 @@ int simulate_command(const Options& o) {
   }
   const sim::MachineCatalog catalog = sim::MachineCatalog::load(o.machines);
   const run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
+  if (!o.quiet) {
+    for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  }
 
   // The run directory is made first, so that a bad --out is found before
   // the simulation rather than after it.
@@ -116,6 +121,7 @@ int main(int argc, char** argv) {
       "  ./simulate scenarios/ps_4workers.yaml\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set training.epochs=2 --seed 3\n"
       "  ./simulate scenarios/timing_1024_workers.yaml --set cluster.workers=255\n"
+      "  ./simulate scenarios/ps_4workers.yaml --set strategy.name=allreduce\n"
       "  ./simulate scenarios/cifar10_mlp_sync.yaml --fidelity timing --out runs/mlp\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
@@ -130,7 +136,11 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--set", o.sets,
                  "override a scenario value, KEY=VALUE with a dotted key (repeatable),\n"
-                 "e.g. --set cluster.workers=8 --set network.latency_us=100");
+                 "e.g. --set cluster.workers=8 --set network.latency_us=100;\n"
+                 "--set strategy.name=X also drops or adjusts what X does not take, with a note");
+  app.add_option("--unset", o.unsets,
+                 "remove a scenario key (repeatable), e.g. --unset training.epochs\n"
+                 "--set training.steps=100; removals come before every --set");
   app.add_option("--fidelity", o.fidelity, "full or timing (default: the scenario's)")
       ->check(CLI::IsMember({"full", "timing"}));
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");

@@ -404,3 +404,77 @@ TEST_CASE("Broken faults are refused with the entry's key") {
              }),
              Catch::Contains("not a YAML list or mapping"));
 }
+
+TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {
+  const TempDir dir;
+  const std::string ps =
+      dir.write("ps.yaml",
+                "model: models/mnist_cnn.yaml\n"
+                "cluster: {machine: n1-standard-4, chief: 1, workers: 4, ps: 1}\n"
+                "strategy: {name: parameter_server, mode: sync}\n");
+  const auto has = [](const std::vector<std::string>& notes, const std::string& text) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+
+  // To all-reduce: the mode and the parameter server go, the workers stay.
+  const Scenario allreduce = load_scenario(ps, {parse_override("strategy.name=allreduce")});
+  CHECK(allreduce.strategy.kind == StrategyKind::kAllReduce);
+  CHECK(allreduce.cluster.spec.ps == 0);
+  CHECK(allreduce.cluster.spec.workers == 4);
+  REQUIRE(allreduce.notes.size() == 2);
+  CHECK(has(allreduce.notes, "strategy.mode dropped for strategy allreduce"));
+  CHECK(has(allreduce.notes, "cluster.ps: 1 dropped for strategy allreduce"));
+  // The edited text is a scenario that reads back without notes.
+  const Scenario again = load_scenario(dir.write("again.yaml", allreduce.text));
+  CHECK(again.strategy.kind == StrategyKind::kAllReduce);
+  CHECK(again.notes.empty());
+
+  // Back to a parameter server from an all-reduce scenario: one is added.
+  const std::string sync = dir.write("sync.yaml", allreduce.text);
+  const Scenario back = load_scenario(sync, {parse_override("strategy.name=parameter_server")});
+  CHECK(back.cluster.spec.ps == 1);
+  CHECK(has(back.notes, "cluster.ps: none -> 1 for strategy parameter_server"));
+
+  // To local: one replica, so the workers go.
+  const Scenario local = load_scenario(ps, {parse_override("strategy.name=local")});
+  CHECK(local.cluster.spec.replicas() == 1);
+  CHECK(local.cluster.spec.ps == 0);
+  CHECK(has(local.notes, "cluster.workers: 4 dropped for strategy local"));
+
+  // The same name as the file's changes nothing.
+  const Scenario same = load_scenario(ps, {parse_override("strategy.name=parameter_server")});
+  CHECK(same.notes.empty());
+  CHECK(same.strategy.mode == PsMode::kSync);
+
+  // What the user sets is never adjusted: a conflict is still an error.
+  CHECK(message_of<ConfigError>([&] {
+          load_scenario(
+              ps, {parse_override("strategy.name=allreduce"), parse_override("cluster.ps=2")});
+        }).find("strategy allreduce has no parameter servers") != std::string::npos);
+  CHECK(message_of<ConfigError>([&] {
+          load_scenario(ps, {parse_override("strategy.name=allreduce"),
+                             parse_override("strategy.mode=async")});
+        }).find("strategy allreduce takes no mode") != std::string::npos);
+  // Without a change of strategy, a key that does not fit is an error, as in a file.
+  CHECK_THROWS_AS(load_scenario(ps, {parse_override("cluster.ps=0")}), ConfigError);
+}
+
+TEST_CASE("An unset override removes a key, before every --set") {
+  const TempDir dir;
+  const std::string path =
+      dir.write("epochs.yaml", std::string(kMinimal) + "training:\n  epochs: 3\n");
+  // Alone, steps next to epochs is refused; with the epochs removed, taken.
+  CHECK_THROWS_AS(load_scenario(path, {parse_override("training.steps=7")}), ConfigError);
+  const Scenario s =
+      load_scenario(path, {parse_override("training.steps=7"), parse_unset("training.epochs")});
+  CHECK(s.training.steps == 7);
+  CHECK(s.text.find("epochs") == std::string::npos);
+  // A key the scenario does not have is named.
+  CHECK_THROWS_WITH(load_scenario(path, {parse_unset("training.batch")}),
+                    "--unset training.batch: the scenario has no key training.batch");
+  CHECK_THROWS_AS(parse_unset("training..epochs"), InputError);
+  // The arguments that give the overrides again.
+  CHECK(override_arguments({parse_override("a.b=1"), parse_unset("c")}) ==
+        std::vector<std::string>{"--set", "a.b=1", "--unset", "c"});
+}
