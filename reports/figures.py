@@ -1,0 +1,203 @@
+"""The report's figures, drawn with matplotlib, each saved as PNG and SVG.
+
+One look for all of them: the Okabe-Ito palette (told apart under every
+common colour-vision deficiency) with a marker per series as well, so that a
+figure printed in grey still reads; fonts sized for a figure pasted at the
+width of a page; titles, axis labels with units, and a legend on every
+figure. Every data series is an SVG group whose id starts with "series-",
+so that tests (and anyone) can count them.
+"""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
+
+# Okabe & Ito, "Color Universal Design" (2008): blue, orange, bluish green,
+# vermillion, reddish purple, sky blue, yellow, black.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+# Time categories of the stacked bars, in a fixed colour each.
+TIME_PARTS = [("compute", "#0072B2"), ("communication", "#E69F00"), ("waiting", "#CC79A7"),
+              ("checkpoint", "#009E73")]
+
+STYLE = {
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 11,
+    "legend.fontsize": 9.5,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "figure.titlesize": 13,
+    "figure.titleweight": "bold",
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 2,
+    "lines.markersize": 6,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    # SVG text stays text (smaller, searchable); ids are stable across runs.
+    "svg.fonttype": "none",
+    "svg.hashsalt": "distlab",
+}
+
+
+class Figure:
+    """A figure being drawn: counts its series and saves itself twice."""
+
+    def __init__(self, name, title, panels=1, columns=None, size=None):
+        plt.rcParams.update(STYLE)
+        self.name = name
+        self.title = title
+        self.series = 0
+        columns = columns or min(panels, 2)
+        rows = (panels + columns - 1) // columns
+        width, height = size or (6.4 * columns if columns > 1 else 7.2, 4.2 * rows)
+        self.fig, axes = plt.subplots(rows, columns, figsize=(width, height), squeeze=False)
+        self.axes = [ax for row in axes for ax in row]
+        for ax in self.axes[panels:]:
+            ax.set_visible(False)
+        self.axes = self.axes[:panels]
+        self.bottom_legend = False
+        if panels > 1:  # one panel: its own title is the figure's
+            self.fig.suptitle(title)
+
+    def tag(self, artists):
+        """Marks one data series (a line, or the bars of one category)."""
+        self.series += 1
+        if not isinstance(artists, (list, tuple)):
+            artists = [artists]
+        for i, artist in enumerate(artists):
+            artist.set_gid(f"series-{self.series}" + (f"-{i}" if len(artists) > 1 else ""))
+
+    def legend_below(self, ax):
+        """One legend for every panel, under them (the stacked bars': same parts everywhere)."""
+        handles, labels = ax.get_legend_handles_labels()
+        self.fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+        self.bottom_legend = True
+
+    def save(self, folder):
+        self.fig.tight_layout(rect=(0, 0.05 if self.bottom_legend else 0, 1, 1))
+        paths = []
+        for extension in ("png", "svg"):
+            path = os.path.join(folder, f"{self.name}.{extension}")
+            self.fig.savefig(path, metadata={"Date": None} if extension == "svg" else None)
+            paths.append(path)
+        plt.close(self.fig)
+        return paths
+
+
+def style_of(index):
+    return {"color": PALETTE[index % len(PALETTE)], "marker": MARKERS[index % len(MARKERS)]}
+
+
+def percent_axis(ax):
+    # Fractions as percentages, with as many decimals as the range needs.
+    ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=None))
+
+
+def si_axis(ax):
+    """1,500,000 as 1.5M: axes of examples/s and bytes."""
+    def short(y, _):
+        for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if abs(y) >= scale:
+                return f"{y / scale:g}{suffix}"
+        return f"{y:g}"
+    ax.yaxis.set_major_formatter(FuncFormatter(short))
+
+
+def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None):
+    """One panel: a metric against a varied key, one line (or bar group) per
+    series. `series` is [(label, [(x, y), ...])]."""
+    label, unit, kind = metric
+    drawn = False
+    if numeric_x:
+        for i, (name, points) in enumerate(series):
+            points = sorted((x, y) for x, y in points if y is not None)
+            if not points:
+                continue
+            (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], label=name,
+                              **style_of(i))
+            fig.tag(line)
+            drawn = True
+        xs = sorted({x for _, points in series for x, _ in points})
+        if xs and all(float(x).is_integer() for x in xs) and len(xs) <= 12:
+            ax.set_xticks(xs)
+    else:
+        width = 0.8 / max(1, len(series))
+        for i, (name, points) in enumerate(series):
+            by_x = {x: y for x, y in points}
+            heights = [by_x.get(c) for c in categories]
+            positions = [k + (i - (len(series) - 1) / 2) * width for k in range(len(categories))]
+            kept = [(p, h) for p, h in zip(positions, heights) if h is not None]
+            if not kept:
+                continue
+            bars = ax.bar([p for p, _ in kept], [h for _, h in kept], width=width, label=name,
+                          color=PALETTE[i % len(PALETTE)], edgecolor="white")
+            fig.tag(list(bars))
+            drawn = True
+        ax.set_xticks(range(len(categories)))
+        ax.set_xticklabels(categories, rotation=15 if max(map(len, categories)) > 10 else 0)
+    ax.set_title(label)
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(unit)
+    if kind == "percent":
+        percent_axis(ax)
+    elif kind == "si":
+        si_axis(ax)
+    if drawn:
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="best", frameon=False)
+    else:
+        ax.text(0.5, 0.5, "no data in these runs", ha="center", va="center",
+                transform=ax.transAxes, color="#555555")
+    return drawn
+
+
+def time_bars(fig, ax, title, rows, unit):
+    """Stacked bars of one run: compute, communication, waiting, checkpoint
+    seconds per task (or per role, for large clusters)."""
+    names = [r[0] for r in rows]
+    bottoms = [0.0] * len(rows)
+    for k, (part, colour) in enumerate(TIME_PARTS):
+        heights = [r[k + 1] for r in rows]
+        if part == "checkpoint" and not any(heights):
+            continue
+        bars = ax.bar(range(len(rows)), heights, bottom=bottoms, color=colour, label=part,
+                      edgecolor="white", linewidth=0.5)
+        fig.tag(list(bars))
+        bottoms = [b + h for b, h in zip(bottoms, heights)]
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(names, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4
+                       else "center")
+    ax.set_title(title)
+    ax.set_ylabel(unit)
+
+
+def curves(fig, ax, series, x_label, y_label, title, percent=False, dashed=()):
+    """Lines of (x, y) points, one per series; series named in `dashed` are
+    drawn dashed (simulated beside real)."""
+    drawn = False
+    for i, (name, points, colour_index) in enumerate(series):
+        if not points:
+            continue
+        style = style_of(colour_index)
+        (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], label=name,
+                          linestyle="--" if name in dashed else "-",
+                          markevery=max(1, len(points) // 12), **style)
+        fig.tag(line)
+        drawn = True
+    ax.set_title(title)
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    if percent:
+        percent_axis(ax)
+    if drawn:
+        ax.legend(loc="best", frameon=False)
+    return drawn

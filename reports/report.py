@@ -1,0 +1,572 @@
+"""./report: turns run directories and sweeps into report.md and its figures.
+
+    ./report PATH... [--out DIR]
+
+PATH is a sweep (./sweep's folder), a run directory of ./simulate,
+./realnet or ./train, or a folder of run directories. The figures are
+chosen from what differs between the runs (see choose_dimensions), and
+every figure is written as PNG (to paste) and SVG (to scale).
+"""
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+
+import figures
+import run_directories
+from run_directories import number
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+# Keys whose values are the same run again, never a dimension to plot against.
+NOT_DIMENSIONS = {"seed"}
+
+
+class BadInput(Exception):
+    pass
+
+
+# ---- what differs between the runs -------------------------------------------
+
+
+def derived_dimensions(run):
+    """What every run says of itself, sweep or not."""
+    dims = {"strategy": run.strategy, "backend": run.kind}
+    replicas = run.figure("replicas")
+    if replicas is not None:
+        dims["replicas"] = int(replicas)
+    machines = run.machine_types()
+    if machines and run.kind == "simulate":
+        dims["machine type"] = ", ".join(machines)
+    every = (run.summary.get("checkpoints") or {}).get("every_steps")
+    if every is not None:
+        dims["checkpoint every (steps)"] = every
+    dims["scenario"] = run.scenario
+    return dims
+
+
+def as_number(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def partition(runs, values):
+    """Which runs share a value: a partition of run indices, for comparing dimensions."""
+    groups = {}
+    for i, run in enumerate(runs):
+        groups.setdefault(str(values[i]), set()).add(i)
+    return sorted(map(frozenset, groups.values()), key=min)
+
+
+def choose_dimensions(runs):
+    """Every run's values of the dimensions that vary, in a stable order:
+    the sweeps' varied keys first (strategy.name as the strategy's label),
+    then what the runs say of themselves, leaving out a derived dimension
+    that only restates a varied key (replicas when cluster.workers varies)."""
+    table = []
+    for run in runs:
+        dims = {k: v for k, v in run.values.items() if k != "strategy.name"}
+        for key, value in derived_dimensions(run).items():
+            dims.setdefault(key, value)
+        table.append(dims)
+    keys = []
+    for dims in table:
+        for key in dims:
+            if key not in keys and key not in NOT_DIMENSIONS:
+                keys.append(key)
+    varying = []
+    for key in keys:
+        values = [dims.get(key) for dims in table]
+        if len({str(v) for v in values}) > 1:
+            varying.append(key)
+    # The strategy and the backend first: they name the series.
+    varying = [k for k in varying if k in ("strategy", "backend")] + \
+        [k for k in varying if k not in ("strategy", "backend")]
+    swept = [k for k in varying if any(k in run.values for run in runs)]
+    kept = []
+    for key in varying:
+        if key in swept or key in ("strategy", "backend"):
+            kept.append(key)
+            continue
+        mine = partition(runs, [dims.get(key) for dims in table])
+        if any(partition(runs, [dims.get(k) for dims in table]) == mine for k in kept + swept):
+            continue  # restates another dimension
+        kept.append(key)
+    return kept, table
+
+
+def numeric(key, table):
+    values = [dims.get(key) for dims in table]
+    return all(v is not None and as_number(v) is not None for v in values)
+
+
+def short_key(key):
+    return {"cluster.workers": "workers", "strategy": "", "backend": ""}.get(key, key)
+
+
+def label_of(dims, keys):
+    parts = []
+    for key in keys:
+        value = dims.get(key)
+        name = short_key(key)
+        parts.append(f"{value}" if not name else f"{name}={value}")
+    return ", ".join(parts) if parts else "runs"
+
+
+# ---- figures ---------------------------------------------------------------------
+
+
+def clock_unit(runs):
+    clocks = {run.clock for run in runs}
+    if clocks == {"simulated"}:
+        return "simulated seconds"
+    if clocks == {"wall"}:
+        return "wall-clock seconds"
+    return "seconds (simulated or wall-clock)"
+
+
+def metrics_for(runs, target):
+    unit = clock_unit(runs)
+    chosen = [("Throughput", "examples per second", "si", lambda r: r.figure("examples_per_second")),
+              ("Time to finish", unit, "plain", lambda r: r.figure("run_seconds"))]
+    if target is not None:
+        chosen.append((f"Time to {100 * target:.0f}% test accuracy", unit, "plain",
+                       lambda r: r.seconds_to_accuracy(target)))
+    chosen += [("Communication share of task time", "communication + waiting", "percent",
+                lambda r: r.figure("communication_fraction")),
+               ("Bytes sent per step", "bytes, all tasks", "si",
+                lambda r: r.figure("bytes_per_step"))]
+    if any((number(r.summary.get("checkpoint_seconds")) or 0) > 0 for r in runs):
+        chosen.append(("Checkpoint overhead", "share of task time", "percent",
+                       lambda r: r.figure("checkpoint_fraction")))
+    return chosen
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def metric_figures(runs, keys, table, target, folder):
+    """A metric against each varied key, one line per series (the other keys)."""
+    made = []
+    numeric_keys = [k for k in keys if numeric(k, table)]
+    categorical = [k for k in keys if k not in numeric_keys]
+    x_keys = numeric_keys or [k for k in categorical if k != "strategy"][:1] or categorical[:1]
+    metrics = metrics_for(runs, target)
+    for x_key in x_keys:
+        others = [k for k in keys if k != x_key]
+        groups = {}
+        for run, dims in zip(runs, table):
+            series = label_of(dims, others)
+            groups.setdefault(series, {}).setdefault(str(dims.get(x_key)), []).append(run)
+        is_numeric = x_key in numeric_keys
+        categories = []
+        for dims in table:
+            if str(dims.get(x_key)) not in categories:
+                categories.append(str(dims.get(x_key)))
+        name = f"metrics-vs-{slug(x_key)}"
+        title = f"Throughput, time and communication against {x_key}"
+        fig = figures.Figure(name, title, panels=len(metrics))
+        repeats = max(len(rs) for g in groups.values() for rs in g.values())
+        for ax, (title, unit, kind, value_of) in zip(fig.axes, metrics):
+            series = []
+            for label, by_x in groups.items():
+                points = []
+                for x, rs in by_x.items():
+                    y = median([value_of(r) for r in rs])
+                    points.append((as_number(x) if is_numeric else x, y))
+                series.append((label, points))
+            figures.metric_lines(fig, ax, x_key, (title, unit, kind), series, is_numeric,
+                                 categories)
+        fig.save(folder)
+        caption = (f"Each panel is one figure of the runs against {x_key}"
+                   + (f", one line per {', '.join(others)}" if others else "")
+                   + (f"; points are medians of {repeats} repeats" if repeats > 1 else "")
+                   + ". Communication share: time in transfers and waiting for peers, over all"
+                   " the tasks' busy time.")
+        made.append((name, title, caption, fig.series))
+    return made
+
+
+def time_figure(runs, labels, folder):
+    shown = [run for run in runs if run.tasks()][:8]  # ./train keeps no per-task times
+    if not shown:
+        return None
+    fig = figures.Figure("time-per-task", "Where each task's time goes", panels=len(shown),
+                         columns=min(2, len(shown)))
+    for ax, run in zip(fig.axes, shown):
+        rows = run.time_breakdown()
+        if len(rows) > 12:
+            rows = by_role(rows)
+        figures.time_bars(fig, ax, labels[run.path], rows, clock_unit([run]))
+    fig.legend_below(max(fig.axes, key=lambda ax: len(ax.get_legend_handles_labels()[1])))
+    fig.save(folder)
+    caption = ("Stacked seconds of compute, communication (transfers), waiting (blocked on a"
+               " peer) and checkpoints, per task" + (" (per role, averaged, in clusters of more"
+                                                    " than 12 tasks)" if any(len(r.tasks()) > 12
+                                                                             for r in shown)
+                                                   else "") + ".")
+    with_tasks = sum(1 for run in runs if run.tasks())
+    if with_tasks > len(shown):
+        caption += f" The first {len(shown)} of {with_tasks} runs are shown."
+    return ("time-per-task", "Where each task's time goes", caption, fig.series)
+
+
+def by_role(rows):
+    roles = {}
+    for name, *parts in rows:
+        roles.setdefault(name.split(":")[0], []).append(parts)
+    out = []
+    for role, parts in roles.items():
+        mean = [sum(p[k] for p in parts) / len(parts) for k in range(4)]
+        out.append((f"{role} (mean of {len(parts)})" if len(parts) > 1 else role, *mean))
+    return out
+
+
+def accuracy_figure(runs, labels, folder):
+    with_curves = [r for r in runs if len(r.accuracy_curve()) > 0]
+    if not with_curves:
+        return None
+    fig = figures.Figure("accuracy-vs-time", "Test accuracy against time")
+    series = [(labels[r.path], r.accuracy_curve(), i) for i, r in enumerate(with_curves)]
+    figures.curves(fig, fig.axes[0], series, clock_unit(with_curves), "test accuracy",
+                   "Test accuracy against time", percent=True)
+    fig.save(folder)
+    caption = ("The chief's evaluations on the test set, one curve per run, against the run's"
+               " clock: simulated time for ./simulate, wall-clock time for ./realnet and ./train.")
+    return ("accuracy-vs-time", "Test accuracy against time", caption, fig.series)
+
+
+# ---- simulated against real ------------------------------------------------------
+
+
+def pair_key(run, dims):
+    keep = {k: v for k, v in dims.items() if k not in ("backend", "machine type")}
+    return (run.scenario, run.strategy, run.figure("replicas"), run.figure("steps"),
+            run.summary.get("seed"), tuple(sorted((k, str(v)) for k, v in keep.items())))
+
+
+def simulated_real_pairs(runs, table):
+    simulated, real = {}, {}
+    for run, dims in zip(runs, table):
+        if run.kind == "simulate":
+            simulated.setdefault(pair_key(run, dims), run)
+        elif run.kind == "realnet":
+            real.setdefault(pair_key(run, dims), run)
+    return [(simulated[k], real[k]) for k in simulated if k in real]
+
+
+COMPARED = [("time to finish (s)", "run_seconds"), ("examples per second", "examples_per_second"),
+            ("communication share", "communication_fraction"),
+            ("bytes sent per step", "bytes_per_step"), ("final test accuracy", "final_accuracy"),
+            ("final test loss", "final_loss")]
+
+
+def step_durations(run):
+    rows = run_directories.read_csv(os.path.join(run.path, "steps.csv"))
+    chief = rows[0]["task"] if rows else None
+    points = []
+    for row in rows:
+        if row["task"] != chief:
+            continue
+        start, end = number(row.get("start")), number(row.get("end"))
+        if start is not None and end is not None:
+            points.append((int(row["step"]), end - start))
+    return chief, points
+
+
+def simulated_real_figure(pairs, labels, folder):
+    fig = figures.Figure("simulated-vs-real", "Simulated against real", panels=2)
+    accuracy, steps, dashed = [], [], set()
+    for i, (sim, real) in enumerate(pairs):
+        for k, (run, what) in enumerate(((sim, "simulated"), (real, "real"))):
+            name = f"{labels[run.path]} ({what})" if len(pairs) > 1 else what
+            # A colour per run; simulated runs dashed as well.
+            accuracy.append((name, run.accuracy_curve(), 2 * i + k))
+            chief, durations = step_durations(run)
+            steps.append((name, [(s, 1000 * d) for s, d in durations], 2 * i + k))
+            if what == "simulated":
+                dashed.add(name)
+    figures.curves(fig, fig.axes[0], accuracy, "seconds (simulated, or wall-clock)",
+                   "test accuracy", "Test accuracy against time", percent=True, dashed=dashed)
+    figures.curves(fig, fig.axes[1], steps, "step", "milliseconds",
+                   "Duration of each of the chief's steps", dashed=dashed)
+    fig.save(folder)
+    caption = ("The same scenario simulated (dashed) and run on real sockets (solid): its"
+               " learning curve and the duration of every step of the chief.")
+    return ("simulated-vs-real", "Simulated against real", caption, fig.series)
+
+
+def error_text(simulated, real):
+    if simulated is None or real is None or real == 0:
+        return "n/a"
+    return f"{100 * (simulated - real) / abs(real):+.1f}%"
+
+
+# ---- Markdown --------------------------------------------------------------------
+
+
+def fmt(value, kind="plain"):
+    if value is None:
+        return "n/a"
+    if kind == "percent":
+        return f"{100 * value:.1f}%"
+    if kind == "int":
+        return f"{value:,.0f}"
+    if kind == "bytes":
+        for scale, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+            if value >= scale:
+                return f"{value / scale:.2f} {suffix}"
+        return f"{value:.0f} B"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def slug(text):
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+    return "\n".join(lines)
+
+
+MACHINE_FIGURES = [("vcpus", "vCPUs"), ("memory_gib", "memory (GiB)"),
+                   ("cpu_peak_gflops", "CPU peak (GFLOP/s)"), ("nic_gbps", "network (Gbit/s)"),
+                   ("disk_write_mb_per_s", "disk write (MB/s)"), ("gpus", "GPUs"),
+                   ("gpu_peak_tflops", "GPU peak (TFLOP/s)")]
+
+
+def machines_section(runs):
+    machines = {}
+    for run in runs:
+        for name, facts in (run.summary.get("machines") or {}).items():
+            machines.setdefault(name, facts)
+    if not machines:
+        return "No machine figures recorded (runs made before distlab recorded them, or ./train).\n"
+    present = [(k, h) for k, h in MACHINE_FIGURES if any(k in f for f in machines.values())]
+    rows = []
+    for name, facts in machines.items():
+        rows.append([f"`{name}`"] + [fmt(number(facts.get(k))) if k in facts else ""
+                                      for k, _ in present] + [facts.get("description", "")])
+    return markdown_table(["machine type"] + [h for _, h in present] + ["source"], rows) + "\n"
+
+
+def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, command):
+    lines = []
+    scenarios = sorted({run.scenario for run in runs})
+    lines.append(f"# distlab report: {', '.join(scenarios)}\n")
+    versions = sorted({str(run.summary.get("version")) for run in runs
+                       if run.summary.get("version")})
+    lines.append(f"Made {datetime.date.today().isoformat()} by `{command}`"
+                 + (f" from runs of distlab {', '.join(f'`{v}`' for v in versions)}" if versions
+                    else "") + ".\n")
+
+    lines.append("## What was run\n")
+    descriptions = {}
+    for run in runs:
+        descriptions.setdefault(run.scenario, run.summary.get("description", ""))
+    for name, description in descriptions.items():
+        lines.append(f"- Scenario **{name}**" + (f": {description}" if description else ""))
+    for sweep in sweeps:
+        d = sweep.definition
+        lines.append(f"- Sweep of `{d.get('scenario')}` on {d.get('backend')}, "
+                     f"{len(d.get('points', []))} runs ({len(sweep.runs)} complete):")
+        for vary in d.get("vary", []):
+            lines.append(f"  - `{vary['key']}` = {', '.join(map(str, vary['values']))}")
+        for text in d.get("set", []):
+            lines.append(f"  - every run: `--set {text}`")
+        for key in d.get("unset", []):
+            lines.append(f"  - every run: `--unset {key}`")
+        if d.get("repeat", 1) > 1:
+            lines.append(f"  - each point run {d['repeat']} times (figures: medians)")
+    if keys:
+        lines.append(f"- What differs between the runs: {', '.join(keys)}")
+    lines.append(f"- Clock: {clock_unit(runs)}")
+    lines.append("")
+    lines.append("### Commands\n")
+    lines.append("Run from the distlab checkout:\n")
+    commands = [f"{sweep.definition.get('command')}" for sweep in sweeps if
+                sweep.definition.get("command")]
+    if commands:
+        lines.append("```\n" + "\n".join(commands) + "\n```\n")
+        lines.append("which ran, one run directory each:\n")
+    lines.append("```")
+    for run in runs:
+        lines.append(run.summary.get("command") or f"(not recorded) {run.path}")
+    lines.append("```\n")
+    lines.append("### Machine types\n")
+    lines.append(machines_section(runs))
+
+    lines.append("## Results\n")
+    header = ["run", "backend", "strategy", "replicas", "time (s)", "examples/s",
+              "communication", "bytes/step", "checkpoints", "final accuracy"]
+    if target is not None:
+        header.insert(-1, f"time to {100 * target:.0f}% (s)")
+    rows = []
+    for run in runs:
+        row = [labels[run.path], run.kind, run.strategy, fmt(run.figure("replicas"), "int"),
+               fmt(run.figure("run_seconds")), fmt(run.figure("examples_per_second"), "int"),
+               fmt(run.figure("communication_fraction"), "percent"),
+               fmt(run.figure("bytes_per_step"), "bytes"),
+               fmt(run.figure("checkpoint_fraction"), "percent"),
+               fmt(run.figure("final_accuracy"))]
+        if target is not None:
+            row.insert(-1, fmt(run.seconds_to_accuracy(target)))
+        rows.append(row)
+    lines.append(markdown_table(header, rows) + "\n")
+    lines.append("Communication: the share of the tasks' busy time spent in transfers or waiting"
+                 " for a peer. Checkpoints: the share spent writing them."
+                 + (f" Time to {100 * target:.0f}%: when the chief's evaluation first reached"
+                    f" it ({'the target given' if TARGET_GIVEN[0] else '95% of the lowest best accuracy among the runs; --target-accuracy sets it'})."
+                    if target is not None else "") + "\n")
+
+    if pairs:
+        lines.append("## Simulated against real\n")
+        for sim, real in pairs:
+            lines.append(f"**{labels[sim.path]}** against **{labels[real.path]}**"
+                         f" (error = simulated / real - 1):\n")
+            rows = []
+            for name, key in COMPARED:
+                s, r = sim.figure(key), real.figure(key)
+                kind = "percent" if key == "communication_fraction" else (
+                    "bytes" if key == "bytes_per_step" else "plain")
+                rows.append([name, fmt(s, kind), fmt(r, kind), error_text(s, r)])
+            lines.append(markdown_table(["figure", "simulated", "real", "error"], rows) + "\n")
+
+    lines.append("## Figures\n")
+    for name, title, caption, _ in made:
+        lines.append(f"### {title}\n")
+        lines.append(f"![{title}](figures/{name}.png)\n")
+        lines.append(f"{caption} ([SVG](figures/{name}.svg))\n")
+
+    failed = []
+    for sweep in sweeps:
+        done = {run.point for run in sweep.runs}
+        failed += [p["name"] for p in sweep.definition.get("points", []) if p["name"] not in done]
+    if failed:
+        lines.append("## Runs missing\n")
+        lines.append("These points of the sweep have no complete run directory (failed, or not run"
+                     " yet; their logs are in the sweep's logs/):\n")
+        lines += [f"- {name}" for name in failed]
+        lines.append("")
+    path = os.path.join(out, "report.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
+TARGET_GIVEN = [False]
+
+
+def run_labels(runs, keys, table):
+    labels = {}
+    for run, dims in zip(runs, table):
+        label = label_of(dims, keys) if keys else run.scenario
+        labels[run.path] = label
+    # Repeats and runs that differ in nothing shown keep their folder's name.
+    counts = {}
+    for label in labels.values():
+        counts[label] = counts.get(label, 0) + 1
+    for run in runs:
+        if counts[labels[run.path]] > 1:
+            labels[run.path] = f"{labels[run.path]} ({os.path.basename(run.path.rstrip('/'))})"
+    return labels
+
+
+def default_target(runs):
+    best = [run.figure("best_accuracy") for run in runs if run.accuracies()]
+    if not best:
+        return None
+    return int(95 * min(best)) / 100.0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="./report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Writes report.md and its figures (PNG and SVG) from sweeps and run\n"
+                    "directories of ./simulate, ./realnet and ./train.",
+        epilog="Examples:\n"
+               "  ./report runs/sweep-strategies\n"
+               "  ./report runs/ps_4workers-20261126-101500 runs/ps-real --out runs/sim-vs-real\n"
+               "  ./report runs/train-mnist_cnn-*/\n"
+               "The figures follow what differs between the runs: a figure of throughput, time,\n"
+               "communication share, bytes per step (and checkpoint overhead) against each\n"
+               "varied number, where each task's time goes, test accuracy against time, and,\n"
+               "for a simulated and a real run of the same scenario, both overlaid with the\n"
+               "error of each figure.\n"
+               "Exit status: 0 done, 2 bad input (no runs, a path that is none).")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a sweep folder, a run directory, or a folder of run directories")
+    parser.add_argument("--out", metavar="DIR",
+                        help="where report.md and figures/ go (default: SWEEP/report for one "
+                             "sweep, else runs/report-<time>)")
+    parser.add_argument("--target-accuracy", type=float, metavar="A",
+                        help="the test accuracy of 'time to accuracy' (default: 95%% of the lowest"
+                             " best accuracy of the runs)")
+    args = parser.parse_args(argv)
+    command = " ".join(run_directories.shell_quote(a) for a in
+                       [os.environ.get("DISTLAB_COMMAND_NAME", "./report")] +
+                       (argv if argv is not None else sys.argv[1:]))
+    try:
+        try:
+            sweeps, loose = run_directories.collect(args.paths)
+        except run_directories.NotARun as e:
+            raise BadInput(str(e))
+        runs = [run for sweep in sweeps for run in sweep.runs] + loose
+        seen, unique = set(), []
+        for run in runs:
+            if os.path.realpath(run.path) not in seen:
+                seen.add(os.path.realpath(run.path))
+                unique.append(run)
+        runs = unique
+        if not runs:
+            raise BadInput("no complete run under " + ", ".join(args.paths))
+        if args.target_accuracy is not None and not 0 < args.target_accuracy <= 1:
+            raise BadInput("--target-accuracy: give a fraction, e.g. 0.85")
+        out = args.out or (os.path.join(sweeps[0].path, "report") if len(sweeps) == 1 and not loose
+                           else os.path.join("runs", "report-" + datetime.datetime.now()
+                                             .strftime("%Y%m%d-%H%M%S")))
+        folder = os.path.join(out, "figures")
+        os.makedirs(folder, exist_ok=True)
+
+        keys, table = choose_dimensions(runs)
+        labels = run_labels(runs, keys, table)
+        TARGET_GIVEN[0] = args.target_accuracy is not None
+        target = args.target_accuracy if args.target_accuracy is not None else default_target(runs)
+        made = []
+        if len(runs) > 1 and keys:
+            made += metric_figures(runs, keys, table, target, folder)
+        breakdown = time_figure(runs, labels, folder)
+        if breakdown:
+            made.append(breakdown)
+        accuracy = accuracy_figure(runs, labels, folder)
+        if accuracy:
+            made.append(accuracy)
+        pairs = simulated_real_pairs(runs, table)
+        if pairs:
+            made.append(simulated_real_figure(pairs, labels, folder))
+        path = write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, command)
+        print(f"wrote {path} and {len(made)} figures in {folder}/ (PNG and SVG)")
+        return EXIT_OK
+    except BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,401 @@
+"""./sweep: runs a scenario over the cross product of values of its keys.
+
+    ./sweep SCENARIO --vary KEY=V1,V2,... [--vary ...] --out DIR
+
+Every point is an ordinary run directory, DIR/runs/<point>/, made by
+./simulate (several at once) or ./realnet --launch (one at a time, so that
+real runs do not share the CPUs). A point is done when its run directory is
+complete; a sweep run again skips the points already done, so an interrupted
+or partly failed sweep is finished by running the same command again.
+DIR/sweep.csv has one row per run: the varied values and the summary's
+figures. DIR/sweep.json records the sweep itself, for ./report.
+"""
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import run_directories
+
+# Exit statuses, as the other commands have them.
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+# The figures of summary.json that sweep.csv keeps, after the varied values.
+SUMMARY_COLUMNS = [
+    "backend", "strategy", "fidelity", "replicas", "steps", "examples",
+    "run_seconds", "wall_seconds", "examples_per_second", "communication_fraction",
+    "bytes_per_step", "compute_seconds", "communication_seconds", "waiting_seconds",
+    "checkpoint_seconds", "checkpoint_fraction", "restarts", "final_loss", "final_accuracy",
+]
+
+
+class BadInput(Exception):
+    """A mistake in the command line: exit status 2, one line."""
+
+
+def parse_vary(text):
+    """'cluster.workers=2,4,8' -> ('cluster.workers', ['2', '4', '8'])."""
+    key, eq, values = text.partition("=")
+    if not eq or not key:
+        raise BadInput(f"--vary {text}: expected KEY=V1,V2,... e.g. --vary cluster.workers=2,4,8")
+    if any(not part for part in key.split(".")):
+        raise BadInput(f"--vary {text}: key '{key}' has an empty part (write section.key)")
+    # A YAML flow value ([...] or {...}) may hold commas: it is one value.
+    if values.startswith("[") or values.startswith("{"):
+        items = [values]
+    else:
+        items = [v.strip() for v in values.split(",")]
+    if not items or any(v == "" for v in items):
+        raise BadInput(f"--vary {text}: give one or more values, separated by commas")
+    if len(set(items)) != len(items):
+        raise BadInput(f"--vary {text}: a value is given twice")
+    return key, items
+
+
+def point_name(values, repeat, repeats):
+    """A folder name for a point: 'strategy.name=allreduce,cluster.workers=2' (and '#2')."""
+    name = ",".join(f"{k}={v}" for k, v in values)
+    for bad in "/\\\0\n":
+        name = name.replace(bad, "_")
+    if repeats > 1:
+        name += f"#{repeat}"
+    return name or "base"
+
+
+class Sweep:
+    def __init__(self, args, binaries, command):
+        self.args = args
+        self.binaries = binaries
+        self.command = command
+        self.out = os.path.abspath(args.out)
+        self.runs = os.path.join(self.out, "runs")
+        self.logs = os.path.join(self.out, "logs")
+        varies = [parse_vary(v) for v in args.vary]
+        keys = [k for k, _ in varies]
+        if len(set(keys)) != len(keys):
+            raise BadInput("--vary: a key is varied twice; give all its values in one --vary")
+        clash = set(keys) & {s.partition("=")[0] for s in args.set} | set(keys) & set(args.unset)
+        if clash:
+            raise BadInput(f"--vary {sorted(clash)[0]}: the key is also given by --set or --unset")
+        self.varies = varies
+        self.points = []
+        for combination in itertools.product(*[values for _, values in varies]):
+            values = list(zip(keys, combination))
+            for repeat in range(1, args.repeat + 1):
+                self.points.append({"values": values, "repeat": repeat,
+                                    "name": point_name(values, repeat, args.repeat)})
+
+    # ---- one point ---------------------------------------------------------
+
+    def arguments(self, point):
+        """The command that makes a point's run directory, as a user would type it."""
+        backend = self.args.backend
+        args = ["./simulate", self.args.scenario] if backend == "simulate" else \
+               ["./realnet", "--launch", self.args.scenario]
+        for key in self.args.unset:
+            args += ["--unset", key]
+        for text in self.args.set:
+            args += ["--set", text]
+        for key, value in point["values"]:
+            args += ["--set", f"{key}={value}"]
+        if self.args.fidelity and backend == "simulate":
+            args += ["--fidelity", self.args.fidelity]
+        if backend == "simulate":
+            args += ["--threads", str(self.threads_per_run())]
+        else:
+            args += ["--threads", str(self.args.threads or 1)]
+        return args
+
+    def threads_per_run(self):
+        if self.args.threads:
+            return self.args.threads
+        return max(1, (os.cpu_count() or 1) // self.jobs())
+
+    def jobs(self):
+        if self.args.backend == "realnet":
+            return 1  # real runs time themselves: never two at once
+        return max(1, self.args.jobs or (os.cpu_count() or 1))
+
+    def done(self, point):
+        return os.path.isfile(os.path.join(self.runs, point["name"], "summary.json"))
+
+    def run_point(self, point):
+        """Runs one point into a hidden folder, renamed when complete, so that a
+        point interrupted or failed never looks done."""
+        final = os.path.join(self.runs, point["name"])
+        partial = os.path.join(self.runs, "." + point["name"] + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        log_path = os.path.join(self.logs, point["name"] + ".log")
+        args = self.arguments(point) + ["--out", partial]
+        binary = self.binaries[self.args.backend]
+        started = time.monotonic()
+        with open(log_path, "w") as log:
+            log.write("$ " + " ".join(run_directories.shell_quote(a) for a in args) + "\n")
+            log.flush()
+            # argv[0] is the user's command (./simulate), so that the run
+            # directory records the command as it can be typed again.
+            status = subprocess.call(args, executable=binary, stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        seconds = time.monotonic() - started
+        if status != 0 or not os.path.isfile(os.path.join(partial, "summary.json")):
+            shutil.rmtree(partial, ignore_errors=True)
+            return point, False, seconds, last_error(log_path, status)
+        # The run directory names itself as --out PARTIAL; it is the final one.
+        fix_recorded_out(partial, final)
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(partial, final)
+        return point, True, seconds, ""
+
+    # ---- the whole sweep ---------------------------------------------------
+
+    def write_definition(self):
+        definition = {
+            "scenario": self.args.scenario,
+            "backend": self.args.backend,
+            "vary": [{"key": k, "values": v} for k, v in self.varies],
+            "set": self.args.set,
+            "unset": self.args.unset,
+            "repeat": self.args.repeat,
+            "fidelity": self.args.fidelity,
+            "command": self.command,
+            "points": [{"name": p["name"], "values": dict(p["values"]), "repeat": p["repeat"],
+                        "command": " ".join(run_directories.shell_quote(a)
+                                            for a in self.arguments(p) + ["--out", os.path.join(
+                                                self.args.out, "runs", p["name"])])}
+                       for p in self.points],
+        }
+        path = os.path.join(self.out, "sweep.json")
+        if os.path.isfile(path):
+            with open(path) as f:
+                old = json.load(f)
+            same = {k: old.get(k) for k in ("scenario", "backend", "vary", "set", "unset",
+                                             "repeat", "fidelity")}
+            new = {k: definition[k] for k in same}
+            if same != new:
+                raise BadInput(f"{self.args.out} holds another sweep ({old.get('command')}); "
+                               "give another --out, or remove it")
+        write_atomically(path, json.dumps(definition, indent=2) + "\n")
+
+    def write_csv(self, failures):
+        keys = [k for k, _ in self.varies]
+        rows = []
+        for point in self.points:
+            row = {"point": point["name"], "repeat": point["repeat"]}
+            row.update(dict(point["values"]))
+            summary_path = os.path.join(self.runs, point["name"], "summary.json")
+            if os.path.isfile(summary_path):
+                run = run_directories.load_run(os.path.dirname(summary_path))
+                row["status"] = "done"
+                for column in SUMMARY_COLUMNS:
+                    row[column] = run.figure(column)
+            else:
+                row["status"] = "failed" if point["name"] in failures else "not run"
+                row["error"] = failures.get(point["name"], "")
+            rows.append(row)
+        columns = ["point", "repeat"] + keys + ["status"] + SUMMARY_COLUMNS + ["error"]
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: format_cell(row.get(k)) for k in columns})
+        write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
+
+    def run(self):
+        os.makedirs(self.runs, exist_ok=True)
+        os.makedirs(self.logs, exist_ok=True)
+        self.write_definition()
+        todo = [p for p in self.points if not self.done(p)]
+        skipped = len(self.points) - len(todo)
+        total = len(self.points)
+        say(f"sweep: {total} runs of {self.args.scenario} on {self.args.backend}"
+            + (f", {skipped} already done" if skipped else "")
+            + (f", {self.jobs()} at a time" if self.jobs() > 1 and todo else ""))
+        if self.args.backend == "simulate" and self.args.repeat > 1 and \
+                "seed" not in [k for k, _ in self.varies]:
+            say("sweep: note: simulations are deterministic; repeats differ only if the seed does")
+        failures = {}
+        finished = skipped
+        started = time.monotonic()
+        durations = []
+        with ThreadPoolExecutor(max_workers=self.jobs()) as pool:
+            futures = [pool.submit(self.run_point, p) for p in todo]
+            try:
+                for future in as_completed(futures):
+                    point, ok, seconds, error = future.result()
+                    finished += 1
+                    durations.append(seconds)
+                    left = total - finished
+                    eta = ""
+                    if left and durations and time.monotonic() - started > 5:
+                        elapsed = time.monotonic() - started
+                        eta = f", about {format_seconds(elapsed / len(durations) * left)} left"
+                    if ok:
+                        run = run_directories.load_run(os.path.join(self.runs, point["name"]))
+                        say(f"[{finished}/{total}] {point['name']}: done in {seconds:.1f} s "
+                            f"({run.describe_figures()}){eta}")
+                    else:
+                        failures[point["name"]] = error
+                        say(f"[{finished}/{total}] {point['name']}: FAILED after {seconds:.1f} s: "
+                            f"{error} (log: {os.path.relpath(os.path.join(self.logs, point['name'] + '.log'))}){eta}")
+            except KeyboardInterrupt:
+                for future in futures:
+                    future.cancel()
+                say("sweep: interrupted; the points done are kept, run the same command to go on")
+                stop_children()
+                self.write_csv(failures)
+                raise
+        self.write_csv(failures)
+        say(f"wrote {os.path.join(self.args.out, 'sweep.csv')} and "
+            f"{os.path.join(self.args.out, 'runs')}/ ({total - len(failures)} of {total} runs done)")
+        if failures:
+            say(f"sweep: {len(failures)} run(s) failed: " + ", ".join(sorted(failures))
+                + "; the others are complete")
+            return EXIT_FAILED
+        return EXIT_OK
+
+
+def stop_children():
+    """Ends the runs in flight (each leads its own process group)."""
+    try:
+        children = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True,
+                                  text=True).stdout.split()
+    except OSError:
+        return
+    for pid in children:
+        try:
+            os.killpg(int(pid), signal.SIGTERM)
+        except (ProcessLookupError, ValueError, PermissionError):
+            pass
+
+
+def last_error(log_path, status):
+    """The line of a failed run's log that says why: its error line, or its last."""
+    try:
+        with open(log_path) as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        lines = []
+    errors = [line for line in lines if line.startswith("error:")]
+    why = errors[-1] if errors else (lines[-1] if len(lines) > 1 else "")
+    return f"exit status {status}" + (f": {why}" if why else "")
+
+
+def fix_recorded_out(partial, final):
+    """The run's summary.json names the hidden folder it was written to; the
+    command it records should name the folder it ends in."""
+    path = os.path.join(partial, "summary.json")
+    with open(path) as f:
+        summary = json.load(f)
+    command = summary.get("command")
+    if isinstance(command, str):
+        summary["command"] = command.replace(run_directories.shell_quote(partial),
+                                             run_directories.shell_quote(final))
+        write_atomically(path, json.dumps(summary, indent=2) + "\n")
+
+
+def write_atomically(path, text):
+    temporary = path + ".tmp"
+    with open(temporary, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def format_cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if value != value:
+            return ""  # NaN
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def format_seconds(seconds):
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def say(line):
+    print(line, flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="./sweep",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Runs a scenario for every combination of the values of some of its keys,\n"
+                    "each into its own run directory, and tabulates them in sweep.csv.",
+        epilog="Examples:\n"
+               "  ./sweep scenarios/ps_4workers.yaml --vary strategy.name=allreduce,parameter_server\\\n"
+               "      --vary cluster.workers=2,4 --out runs/sweep-strategies\n"
+               "  ./sweep scenarios/mnist_cnn_sync.yaml --vary cluster.machine=n1-standard-4,"
+               "n1-standard-16 \\\n"
+               "      --set training.steps=50 --unset training.epochs --out runs/machines\n"
+               "  ./sweep scenarios/ps_4workers.yaml --vary cluster.workers=1,2 --backend realnet \\\n"
+               "      --repeat 3 --out runs/real\n"
+               "then: ./report DIR\n"
+               "Keys are the scenario's dotted keys, as --set takes them; a value that is a YAML\n"
+               "list or mapping ([...] or {...}) is one value. Varying strategy.name fits each\n"
+               "point to its strategy (keys it does not take are dropped, with a note in the log).\n"
+               "Run again with the same arguments, a sweep skips the points already done.\n"
+               "Exit status: 0 every run done, 1 a run failed (the others are kept), 2 bad input.")
+    parser.add_argument("scenario", help="scenario file (YAML)")
+    parser.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
+                        help="a key and its values (repeatable; the sweep is their cross product)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a value every run has (repeatable)")
+    parser.add_argument("--unset", action="append", default=[], metavar="KEY",
+                        help="a key removed in every run (repeatable)")
+    parser.add_argument("--backend", choices=["simulate", "realnet"], default="simulate",
+                        help="./simulate (default) or ./realnet --launch on this machine")
+    parser.add_argument("--fidelity", choices=["full", "timing"],
+                        help="simulations' fidelity (default: the scenario's)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every point N times (real runs: to see their spread)")
+    parser.add_argument("--jobs", type=int, default=0, metavar="J",
+                        help="simulations at once (default: one per CPU); real runs: always 1")
+    parser.add_argument("--threads", type=int, default=0, metavar="T",
+                        help="compute threads per run (default: CPUs / jobs; real tasks: 1)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="the sweep's folder: runs/, logs/, sweep.csv, sweep.json")
+    args = parser.parse_args(argv)
+    try:
+        if not args.vary:
+            raise BadInput("give at least one --vary KEY=V1,V2,...")
+        if args.repeat < 1:
+            raise BadInput("--repeat: give 1 or more")
+        if args.jobs < 0 or args.threads < 0:
+            raise BadInput("--jobs and --threads: give 1 or more")
+        if not os.path.isfile(args.scenario):
+            raise BadInput(f"{args.scenario}: no such scenario file")
+        binaries = {"simulate": os.environ.get("DISTLAB_SIMULATE", ""),
+                    "realnet": os.environ.get("DISTLAB_REALNET", "")}
+        if not binaries[args.backend] or not os.access(binaries[args.backend], os.X_OK):
+            raise BadInput(f"the {args.backend} program is not built "
+                           "(run ./sweep, which builds it, or set DISTLAB_SIMULATE/DISTLAB_REALNET)")
+        command = " ".join(run_directories.shell_quote(a)
+                           for a in [os.environ.get("DISTLAB_COMMAND_NAME", "./sweep")] +
+                           (argv if argv is not None else sys.argv[1:]))
+        sweep = Sweep(args, binaries, command)
+        return sweep.run()
+    except BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

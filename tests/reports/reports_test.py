@@ -1,0 +1,266 @@
+"""./sweep and ./report as a user meets them: sweeps of real simulations and
+launches, reports rendered and their figures checked (the PNG decodes and is
+not blank, the SVG parses, the number of data series is right).
+
+Run by ctest with DISTLAB_SIMULATE, DISTLAB_REALNET and DISTLAB_TRAIN set to
+the built programs; one ctest entry per class:
+    python3 reports_test.py SweepTest
+"""
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ElementTree
+
+SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SOURCE, "reports"))
+
+import matplotlib.image  # noqa: E402
+
+import report  # noqa: E402
+import run_directories  # noqa: E402
+import sweep  # noqa: E402
+
+PYTHON = sys.executable
+SMALL_TAXI = ["--set", "data=synthetic-taxi:3000", "--set", "training.epochs=1",
+              "--set", "training.eval_every=3"]
+
+
+def run(args, expect=0):
+    done = subprocess.run(args, cwd=SOURCE, capture_output=True, text=True)
+    if done.returncode != expect:
+        raise AssertionError(f"{' '.join(args)}: exit {done.returncode}, expected {expect}\n"
+                             f"{done.stdout}\n{done.stderr}")
+    return done.stdout + done.stderr
+
+
+def sweep_command(*args):
+    return [PYTHON, os.path.join(SOURCE, "reports", "sweep.py"), *args]
+
+
+def report_command(*args):
+    return [PYTHON, os.path.join(SOURCE, "reports", "report.py"), *args]
+
+
+def figure_names(report_md):
+    with open(report_md) as f:
+        return re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\.png\)", f.read())
+
+
+def series_count(svg_path):
+    """Data series of a figure: the distinct 'series-N' groups of its SVG."""
+    tree = ElementTree.parse(svg_path)  # raises if the SVG does not parse
+    ids = {element.get("id") for element in tree.iter() if element.get("id")}
+    return len({m.group(1) for i in ids for m in [re.match(r"series-(\d+)", i)] if m})
+
+
+def panel_count(svg_path):
+    tree = ElementTree.parse(svg_path)
+    return sum(1 for e in tree.iter() if re.fullmatch(r"axes_\d+", e.get("id") or ""))
+
+
+class Checks(unittest.TestCase):
+    def check_png(self, path):
+        pixels = matplotlib.image.imread(path)  # decodes, or raises
+        height, width = pixels.shape[:2]
+        self.assertGreaterEqual(width, 800, path)  # readable when pasted at page width
+        self.assertGreaterEqual(height, 400, path)
+        rgb = pixels[..., :3].reshape(-1, 3)
+        self.assertGreater(float(rgb.std()), 0.05, f"{path} is blank")
+        # Not blank: ink on at least 2% of the pixels, and several colours.
+        ink = (rgb.min(axis=1) < 0.9).mean()
+        self.assertGreater(ink, 0.02, f"{path} is nearly empty")
+        colours = {tuple((p * 255).astype(int)) for p in rgb[:: max(1, len(rgb) // 20000)]}
+        self.assertGreater(len(colours), 8, f"{path} has too few colours")
+
+    def check_figures(self, out, at_least):
+        names = figure_names(os.path.join(out, "report.md"))
+        self.assertGreaterEqual(len(names), at_least, names)
+        for name in names:
+            self.check_png(os.path.join(out, "figures", name + ".png"))
+            self.assertGreater(series_count(os.path.join(out, "figures", name + ".svg")), 0, name)
+        return names
+
+
+class SweepTest(Checks):
+    """The issue's sweep: strategies x workers, then a report of it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="distlab-sweep-test-")
+        cls.out = os.path.join(cls.work, "sweep")
+        cls.first = run(sweep_command("scenarios/ps_4workers.yaml",
+                                      "--vary", "strategy.name=allreduce,parameter_server",
+                                      "--vary", "cluster.workers=2,4", *SMALL_TAXI,
+                                      "--out", cls.out))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def test_every_point_is_a_run_directory_and_a_row(self):
+        with open(os.path.join(self.out, "sweep.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 4)
+        self.assertEqual({(r["strategy.name"], r["cluster.workers"]) for r in rows},
+                         {("allreduce", "2"), ("allreduce", "4"), ("parameter_server", "2"),
+                          ("parameter_server", "4")})
+        for row in rows:
+            self.assertEqual(row["status"], "done")
+            summary = run_directories.load_run(os.path.join(self.out, "runs", row["point"]))
+            # The row holds the run's own figures, and the run what the point asked.
+            self.assertAlmostEqual(float(row["examples_per_second"]),
+                                   summary.figure("examples_per_second"))
+            self.assertEqual(int(row["replicas"]), 1 + int(row["cluster.workers"]))
+            self.assertTrue(summary.strategy.startswith(row["strategy.name"]))
+            self.assertIn(f"--set strategy.name={row['strategy.name']}",
+                          summary.summary["command"])
+            self.assertIn(os.path.join("runs", row["point"]), summary.summary["command"])
+        # Switching an async-PS scenario to all-reduce dropped its PS, with a note.
+        with open(os.path.join(self.out, "logs",
+                               "strategy.name=allreduce,cluster.workers=2.log")) as f:
+            self.assertIn("note: cluster.ps: 1 dropped for strategy allreduce", f.read())
+        self.assertIn("[4/4]", self.first)
+
+    def test_run_again_skips_what_is_done(self):
+        again = run(sweep_command("scenarios/ps_4workers.yaml",
+                                  "--vary", "strategy.name=allreduce,parameter_server",
+                                  "--vary", "cluster.workers=2,4", *SMALL_TAXI,
+                                  "--out", self.out))
+        self.assertIn("4 already done", again)
+        self.assertNotIn("[1/4]", again.replace("[4/4]", ""))
+        # Another sweep into the same folder is refused rather than mixed in.
+        other = run(sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=3",
+                                  "--out", self.out), expect=2)
+        self.assertIn("holds another sweep", other)
+
+    def test_report_has_the_figures_checked(self):
+        out = os.path.join(self.work, "report")
+        run(report_command(self.out, "--out", out))
+        names = self.check_figures(out, at_least=3)
+        self.assertIn("metrics-vs-cluster-workers", names)
+        self.assertIn("time-per-task", names)
+        self.assertIn("accuracy-vs-time", names)
+        figures = os.path.join(out, "figures")
+        # Against workers: one line per strategy in every panel.
+        svg = os.path.join(figures, "metrics-vs-cluster-workers.svg")
+        self.assertEqual(series_count(svg), 2 * panel_count(svg))
+        # Accuracy against time: one curve per run.
+        self.assertEqual(series_count(os.path.join(figures, "accuracy-vs-time.svg")), 4)
+        # Time per task: compute, communication and waiting in each of the 4 runs.
+        self.assertEqual(series_count(os.path.join(figures, "time-per-task.svg")), 12)
+        with open(os.path.join(out, "report.md")) as f:
+            text = f.read()
+        for expected in ("## What was run", "`strategy.name` = allreduce, parameter_server",
+                         "./sweep scenarios/ps_4workers.yaml", "./simulate scenarios/ps_4workers.yaml",
+                         "`n1-standard-4`", "distlab `", "## Results", "(figures/time-per-task.svg)"):
+            self.assertIn(expected, text)
+        # The figures are drawn in the colour-blind-safe palette.
+        with open(svg) as f:
+            self.assertIn("#0072b2", f.read().lower())
+
+
+class FailureTest(Checks):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="distlab-sweep-fail-")
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def test_a_failed_point_is_reported_and_the_others_go_on(self):
+        out = os.path.join(self.work, "s")
+        text = run(sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=2,0x",
+                                 *SMALL_TAXI, "--out", out), expect=1)
+        self.assertIn("cluster.workers=0x: FAILED", text)
+        self.assertIn("cluster.workers", text)  # the run's own error line
+        with open(os.path.join(out, "sweep.csv")) as f:
+            rows = {r["cluster.workers"]: r for r in csv.DictReader(f)}
+        self.assertEqual(rows["2"]["status"], "done")
+        self.assertEqual(rows["0x"]["status"], "failed")
+        self.assertIn("exit status 2", rows["0x"]["error"])
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "cluster.workers=0x")))
+        # The report shows what there is and names what is missing.
+        run(report_command(out, "--out", os.path.join(self.work, "r")))
+        with open(os.path.join(self.work, "r", "report.md")) as f:
+            self.assertIn("- cluster.workers=0x", f.read())
+
+    def test_bad_input_exits_2_with_a_line(self):
+        for args, message in (
+                (["scenarios/ps_4workers.yaml", "--out", self.work], "at least one --vary"),
+                (["scenarios/ps_4workers.yaml", "--vary", "cluster.workers", "--out", self.work],
+                 "expected KEY=V1,V2"),
+                (["scenarios/ps_4workers.yaml", "--vary", "cluster.workers=2,2", "--out",
+                  self.work], "given twice"),
+                (["scenarios/nothing.yaml", "--vary", "seed=1,2", "--out", self.work],
+                 "no such scenario file")):
+            self.assertIn(message, run(sweep_command(*args), expect=2))
+        self.assertIn("neither a run directory",
+                      run(report_command(self.work), expect=2))
+
+    def test_vary_values_and_point_names(self):
+        self.assertEqual(sweep.parse_vary("cluster.workers=1, 2,4"),
+                         ("cluster.workers", ["1", "2", "4"]))
+        self.assertEqual(sweep.parse_vary("faults=[{task: worker:1, at_step: 3}]"),
+                         ("faults", ["[{task: worker:1, at_step: 3}]"]))
+        self.assertEqual(sweep.point_name([("a.b", "1"), ("c", "x/y")], 2, 3), "a.b=1,c=x_y#2")
+        # Quoted as run/provenance.cc quotes, so that commands compare equal.
+        self.assertEqual(run_directories.shell_quote("x=$HOME"), "'x=$HOME'")
+        self.assertEqual(run_directories.shell_quote("it's"), "'it'\\''s'")
+        self.assertEqual(run_directories.shell_quote("runs/a=1,b=2"), "runs/a=1,b=2")
+
+
+class SimulatedRealTest(Checks):
+    """A simulated and a real run of the same scenario, side by side."""
+
+    def test_both_are_shown_with_the_errors(self):
+        work = tempfile.mkdtemp(prefix="distlab-sim-real-")
+        try:
+            args = ["scenarios/ps_4workers.yaml", "--set", "cluster.workers=2", *SMALL_TAXI,
+                    "--quiet"]
+            run([os.environ["DISTLAB_SIMULATE"], *args, "--out", os.path.join(work, "sim")])
+            run([os.environ["DISTLAB_REALNET"], "--launch", *args, "--out",
+                 os.path.join(work, "real")])
+            out = os.path.join(work, "report")
+            run(report_command(os.path.join(work, "sim"), os.path.join(work, "real"),
+                               "--out", out))
+            names = self.check_figures(out, at_least=3)
+            self.assertIn("simulated-vs-real", names)
+            # Accuracy and step times, simulated and real: two series per panel.
+            self.assertEqual(series_count(os.path.join(out, "figures", "simulated-vs-real.svg")), 4)
+            with open(os.path.join(out, "report.md")) as f:
+                text = f.read()
+            self.assertIn("## Simulated against real", text)
+            table = text.split("## Simulated against real")[1].split("## Figures")[0]
+            self.assertIn("| figure | simulated | real | error |", table)
+            rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
+            self.assertEqual(len(rows), len(report.COMPARED))
+            # The bytes a step sends are the same on both backends: error 0.
+            bytes_row = next(r for r in rows if r.startswith("| bytes sent per step"))
+            self.assertTrue(bytes_row.rstrip(" |").endswith("+0.0%"), bytes_row)
+            self.assertIn("this machine: ", text)  # the real run's machine
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def test_a_train_run_directory_plots(self):
+        work = tempfile.mkdtemp(prefix="distlab-train-report-")
+        try:
+            run([os.environ["DISTLAB_TRAIN"], "scenarios/models/taxi_wide_deep.yaml",
+                 "--data", "synthetic-taxi:3000", "--epochs", "2", "--quiet", "--out",
+                 os.path.join(work, "train")])
+            out = os.path.join(work, "report")
+            run(report_command(os.path.join(work, "train"), "--out", out))
+            names = self.check_figures(out, at_least=1)
+            self.assertIn("accuracy-vs-time", names)
+            self.assertEqual(series_count(os.path.join(out, "figures", "accuracy-vs-time.svg")), 1)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
