@@ -14,7 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator, PercentFormatter  # noqa: E402
 
 # Okabe & Ito, "Color Universal Design" (2008): blue, orange, bluish green,
 # vermillion, reddish purple, sky blue, yellow, black.
@@ -127,8 +127,13 @@ def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None):
             fig.tag(line)
             drawn = True
         xs = sorted({x for _, points in series for x, _ in points})
-        if xs and all(float(x).is_integer() for x in xs) and len(xs) <= 12:
+        if xs and xs[0] > 0 and xs[-1] / xs[0] >= 8:
+            # Doublings (workers 1..16, intervals 25..1600) evenly spaced.
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_minor_locator(NullLocator())
+        if xs and len(xs) <= 12:
             ax.set_xticks(xs)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     else:
         width = 0.8 / max(1, len(series))
         for i, (name, points) in enumerate(series):
@@ -153,7 +158,8 @@ def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None):
         si_axis(ax)
     if drawn:
         ax.set_ylim(bottom=0)
-        ax.legend(loc="best", frameon=False)
+        if len(series) > 1:  # a single series needs no legend: the title says it
+            ax.legend(loc="best", frameon=False)
     else:
         ax.text(0.5, 0.5, "no data in these runs", ha="center", va="center",
                 transform=ax.transAxes, color="#555555")
