@@ -25,6 +25,7 @@
 #include "nn/model.h"
 #include "nn/random.h"
 #include "run/checkpoint_plan.h"
+#include "run/run_assembly.h"
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
@@ -112,7 +113,9 @@ std::optional<strategy::LoadedCheckpoint> newest_checkpoint(
 }  // namespace
 
 int launch(const LaunchOptions& o) {
-  const run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
+  run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
+  // Real tasks compute for real (each task process says the same).
+  scenario.fidelity = strategy::Fidelity::kFull;
   const strategy::ClusterSpec spec =
       run::tasks_of(scenario, scenario.strategy.devices > 0 ? scenario.strategy.devices : 1);
   if (spec.task_count() > kMaxLaunchedTasks) {
@@ -457,23 +460,17 @@ int launch(const LaunchOptions& o) {
     text << in.rdbuf();
     gathered.push_back(run::parse_task_report(text.str(), path.string()));
   }
-  run::RunResult result = run::gather_run(std::move(gathered), spec.replicas());
-  result.scenario = scenario.name;
-  result.description = scenario.description;
-  result.strategy = run::strategy_label(scenario);
-  result.backend = "realnet";
-  result.fidelity = "full";
-  result.seed = scenario.seed;
-  result.checkpoint = scenario.checkpoint;
+  run::RunAssembly assembly{
+      .backend = "realnet",
+      .failures = std::move(failures),
+      .model_bytes = static_cast<uint64_t>(layout.parameter_floats()) * sizeof(float),
+      .provenance = o.provenance};
   if (started_from) {
-    result.resumed_from = started_from->path;
-    // A checkpoint at or beyond the run's end leaves nothing to train.
-    result.start_step = started_from->info.step;
-    result.steps = std::max(result.steps, result.start_step);
+    assembly.resumed_from =
+        run::ResumedFrom{.path = started_from->path, .step = started_from->info.step};
   }
-  result.failures = std::move(failures);
-  result.provenance = o.provenance;
-  result.model_bytes = static_cast<uint64_t>(layout.parameter_floats()) * sizeof(float);
+  run::RunResult result =
+      run::assemble_run(scenario, spec, std::move(gathered), std::move(assembly));
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   run::write_run_directory(dir, result);

@@ -133,28 +133,4 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
   }
 }
 
-RunResult gather_run(std::vector<TaskReport> reports, int replicas) {
-  RunResult result;
-  result.replicas = replicas;
-  bool have_replica0 = false;
-  for (TaskReport& r : reports) {
-    result.run_seconds = std::max(result.run_seconds, r.log.finished_at);
-    result.examples += r.outcome.examples;
-    result.spans_dropped += r.spans_dropped;
-    result.task_updates.push_back(r.outcome.updates);
-    result.task_weights_sha256.push_back(r.outcome.weights_sha256);
-    if (!have_replica0 && r.log.task.role != strategy::Role::kPs) {
-      // Replica 0, the first task that trains: the chief, or worker 0.
-      have_replica0 = true;
-      result.final_loss = r.outcome.final_loss;
-      result.final_accuracy = r.outcome.final_accuracy;
-      result.weights_sha256 = r.outcome.weights_sha256;
-      // The step it reached (a resumed run's first step is not 0).
-      result.steps = r.log.steps.empty() ? 0 : r.log.steps.back().step + 1;
-    }
-    result.tasks.push_back(std::move(r.log));
-  }
-  return result;
-}
-
 }  // namespace distlab::run

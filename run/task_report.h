@@ -1,13 +1,12 @@
-// What one task of a real run hands to the launcher when it ends: its log
-// and its outcome, as a JSON file. The launcher gathers one per task into the
-// RunResult that the run directory is written from, so that ./realnet and
-// ./simulate leave the same files.
+// What one task of a run hands over when it ends: its log and its outcome.
+// A real task's travels as JSON: in a file for the launcher (--launch), or
+// to its cluster's chief (run/report_exchange.h). run/run_assembly.h makes
+// the RunResult that the run directory is written from out of one report
+// per task, so that ./realnet and ./simulate leave the same files.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "run/run_result.h"
 #include "strategy/replica.h"
 #include "strategy/task_log.h"
 
@@ -22,10 +21,5 @@ struct TaskReport {
 std::string task_report_json(const TaskReport& report);
 // Throws Error naming `source` when the text is not a task report.
 TaskReport parse_task_report(const std::string& text, const std::string& source);
-
-// The run as a whole from its tasks' reports (cluster order: chief,
-// workers, ps). The chief (replica 0) gives the final loss, accuracy and
-// weights.
-RunResult gather_run(std::vector<TaskReport> reports, int replicas);
 
 }  // namespace distlab::run

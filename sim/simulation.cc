@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "nn/kernels/kernels.h"
 #include "nn/threads.h"
+#include "run/run_assembly.h"
 #include "run/training_inputs.h"
 #include "sim/platform.h"
 #include "sim/sim_runtime.h"
@@ -36,7 +37,6 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   checkpoints.backend = "simulate";
   setup.set_checkpoints(
       run::plan_checkpoints(scenario, setup, plan.cluster.replicas(), checkpoints));
-  const int64_t chief_steps = setup.steps_per_replica(plan.cluster.replicas());
   if (options.on_progress) {
     setup.on_chief_step = [&](int64_t done, int64_t total) {
       options.on_progress(done, total, simgrid::s4u::Engine::get_clock());
@@ -69,55 +69,36 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   const auto simulation_end = std::chrono::steady_clock::now();
   mailboxes.release_receivers();
   SupervisedRun run = supervisor.finish();
-  const int tasks = plan.cluster.task_count();
-  std::vector<strategy::TaskLog>& logs = run.logs;
-  std::vector<strategy::TaskOutcome>& outcomes = run.outcomes;
-  const uint64_t spans_dropped = run.spans_dropped;
 
-  run::RunResult result;
-  result.scenario = scenario.name;
-  result.description = scenario.description;
-  result.strategy = run::strategy_label(scenario);
-  result.backend = "simulate";
-  result.fidelity = strategy::fidelity_name(scenario.fidelity);
-  result.seed = scenario.seed;
-  result.replicas = plan.cluster.replicas();
-  result.steps = chief_steps;
-  result.checkpoint = scenario.checkpoint;
+  // One report per task, as a real task would hand over; the supervisor
+  // counts dropped spans for the run as a whole (the first report has them).
+  std::vector<run::TaskReport> reports(static_cast<std::size_t>(plan.cluster.task_count()));
+  for (std::size_t t = 0; t < reports.size(); ++t) {
+    reports[t].log = std::move(run.logs[t]);
+    reports[t].outcome = std::move(run.outcomes[t]);
+  }
+  if (!reports.empty()) reports[0].spans_dropped = run.spans_dropped;
+  run::RunAssembly assembly{
+      .backend = "simulate",
+      .model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float)};
   if (const auto& resume = setup.checkpoints().resume) {
-    result.resumed_from = resume->path;
-    // A checkpoint at or beyond the run's end leaves nothing to train.
-    result.start_step = resume->info.step;
-    result.steps = std::max(result.steps, result.start_step);
+    assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
   }
-  for (int t = 0; t < tasks; ++t) {
-    result.run_seconds = std::max(result.run_seconds, logs[t].finished_at);
-    result.examples += outcomes[t].examples;
+  for (const FailureRecord& f : run.failures) {
+    assembly.failures.push_back({.at = f.at,
+                                 .task = f.task,
+                                 .cause = f.cause,
+                                 .recovery = f.recovery,
+                                 .restored_step = f.restored_step,
+                                 .lost_steps = f.lost_steps,
+                                 .recovery_seconds = f.recovery_seconds});
   }
-  const strategy::TaskOutcome& chief = outcomes[plan.cluster.ordinal(plan.cluster.replica(0))];
-  result.final_loss = chief.final_loss;
-  result.final_accuracy = chief.final_accuracy;
-  result.weights_sha256 = chief.weights_sha256;
-  result.spans_dropped = spans_dropped;
-  result.tasks = std::move(logs);
+  run::RunResult result =
+      run::assemble_run(scenario, plan.cluster, std::move(reports), std::move(assembly));
   result.simulation_wall_seconds =
       std::chrono::duration<double>(simulation_end - simulation_start).count();
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  result.model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
-  for (int t = 0; t < tasks; ++t) {
-    result.task_updates.push_back(outcomes[t].updates);
-    result.task_weights_sha256.push_back(outcomes[t].weights_sha256);
-  }
-  for (const FailureRecord& f : run.failures) {
-    result.failures.push_back({.at = f.at,
-                               .task = f.task,
-                               .cause = f.cause,
-                               .recovery = f.recovery,
-                               .restored_step = f.restored_step,
-                               .lost_steps = f.lost_steps,
-                               .recovery_seconds = f.recovery_seconds});
-  }
   return result;
 }
 

@@ -1,11 +1,13 @@
-// A task's report survives its trip through JSON, and the launcher's
-// gathering picks replica 0's figures, as ./simulate does.
+// A task's report survives its trip through JSON, and the run assembled
+// from the reports takes replica 0's figures as the cluster names it, for
+// every backend alike.
 #include "run/task_report.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "common/error.h"
+#include "run/run_assembly.h"
 
 using namespace distlab;
 using namespace distlab::run;
@@ -69,17 +71,89 @@ TEST_CASE("a file that is not a task report is an error naming it") {
   CHECK_THROWS_WITH(parse_task_report("not json", "x.json"), Catch::Contains("x.json"));
 }
 
-TEST_CASE("gathering takes replica 0's weights and the latest finish") {
+namespace {
+
+Scenario scenario_of(strategy::ClusterSpec spec) {
+  Scenario s;
+  s.name = "taxi";
+  s.description = "a test run";
+  s.seed = 7;
+  s.cluster.spec = spec;
+  s.strategy.kind = strategy::StrategyKind::kParameterServer;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("assembly takes replica 0 as the cluster names it, and the latest finish") {
+  // No chief: worker 0 is replica 0.
+  const strategy::ClusterSpec spec{.chiefs = 0, .workers = 2, .ps = 1};
   std::vector<TaskReport> reports;
-  reports.push_back(report(Role::kWorker, 0, 3.0));  // no chief: worker 0 is replica 0
+  reports.push_back(report(Role::kWorker, 0, 3.0));
   reports.push_back(report(Role::kWorker, 1, 4.5));
   reports.push_back(report(Role::kPs, 0, 4.0));
-  const RunResult run = gather_run(std::move(reports), 2);
+  reports[0].log.steps.push_back(reports[0].log.steps.back());
+  reports[0].log.steps.back().step = 11;  // worker 0 reached step 12
+  reports[0].outcome.final_accuracy = 0.625;
+  const RunResult run = assemble_run(scenario_of(spec), spec, std::move(reports),
+                                     {.backend = "realnet", .model_bytes = 4000});
   CHECK(run.weights_sha256 == std::string(64, 'a'));
+  CHECK(run.final_accuracy == 0.625);
   CHECK(run.run_seconds == 4.5);
   CHECK(run.examples == 256);
   CHECK(run.spans_dropped == 6);
   CHECK(run.tasks.size() == 3);
   CHECK(run.task_updates == std::vector<int64_t>{7, 7, 7});
-  CHECK(run.steps == 1);
+  CHECK(run.task_weights_sha256 ==
+        std::vector<std::string>{std::string(64, 'a'), std::string(64, 'b'), ""});
+  CHECK(run.steps == 12);
+  CHECK(run.replicas == 2);
+  CHECK(run.backend == "realnet");
+  CHECK(run.fidelity == "full");
+  CHECK(run.scenario == "taxi");
+  CHECK(run.seed == 7);
+  CHECK(run.model_bytes == 4000);
+  CHECK(run.resumed_from.empty());
+  CHECK(run.start_step == 0);
+}
+
+TEST_CASE("with a chief, replica 0 is the chief even when its report is not first to finish") {
+  const strategy::ClusterSpec spec{.chiefs = 1, .workers = 1, .ps = 1};
+  std::vector<TaskReport> reports;
+  reports.push_back(report(Role::kChief, 2, 5.0));  // index 2: weights "ccc..."
+  reports.push_back(report(Role::kWorker, 0, 1.0));
+  reports.push_back(report(Role::kPs, 0, 2.0));
+  const RunResult run = assemble_run(scenario_of(spec), spec, std::move(reports), {});
+  CHECK(run.weights_sha256 == std::string(64, 'c'));
+  CHECK(run.run_seconds == 5.0);
+}
+
+TEST_CASE("a resumed run has at least its first step, and keeps failures and provenance") {
+  const strategy::ClusterSpec spec{.chiefs = 1, .workers = 0, .ps = 0};
+  std::vector<TaskReport> reports;
+  reports.push_back(report(Role::kChief, 0, 1.0));
+  reports[0].log.steps.clear();  // resumed at the end: nothing left to train
+  Scenario scenario = scenario_of(spec);
+  scenario.fidelity = strategy::Fidelity::kTiming;
+  RunAssembly how{
+      .backend = "simulate",
+      .resumed_from = ResumedFrom{.path = "runs/a/checkpoints/step-40.safetensors", .step = 40},
+      .failures = {{.task = "chief:0", .cause = "mtbf", .recovery = "rollback"}},
+      .provenance = {.command = "./simulate x.yaml", .version = "abc"}};
+  const RunResult run = assemble_run(scenario, spec, std::move(reports), std::move(how));
+  CHECK(run.steps == 40);
+  CHECK(run.start_step == 40);
+  CHECK(run.resumed_from == "runs/a/checkpoints/step-40.safetensors");
+  CHECK(run.fidelity == "timing");
+  REQUIRE(run.failures.size() == 1);
+  CHECK(run.failures[0].cause == "mtbf");
+  CHECK(run.provenance.command == "./simulate x.yaml");
+}
+
+TEST_CASE("assembly refuses reports that are not one per task") {
+  const strategy::ClusterSpec spec{.chiefs = 1, .workers = 1, .ps = 0};
+  std::vector<TaskReport> reports;
+  reports.push_back(report(Role::kChief, 0, 1.0));
+  CHECK_THROWS_WITH(assemble_run(scenario_of(spec), spec, std::move(reports), {}),
+                    Catch::Contains("2 tasks given 1 task reports"));
 }
