@@ -36,7 +36,8 @@
 //   message    the message's floats (IEEE-754 binary32, little-endian): a
 //              multiple of 4 bytes, at most the receiver's maximum. With
 //              kFlagNoValues (timing fidelity) the payload is `length` bytes
-//              of filler: the size travels, the values do not.
+//              of filler: the size travels, the values do not. A task
+//              report's text travels packed in floats (text_message).
 //   goodbye    at most kMaxGoodbyeBytes of text: why the sender closes
 //              (empty at the normal end of a run)
 //
@@ -59,7 +60,8 @@ namespace distlab::realnet {
 
 inline constexpr std::array<std::byte, 4> kMagic = {std::byte{'D'}, std::byte{'L'}, std::byte{'A'},
                                                     std::byte{'B'}};
-inline constexpr uint16_t kProtocolVersion = 2;  // 2: incarnations at offset 20
+// 2: incarnations at offset 20; 3: task reports (strategy::Tag::kTaskReport)
+inline constexpr uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 56;
 // The largest message payload a receiver accepts unless told otherwise: 1 GiB
 // (268,435,456 floats). A longer frame is refused before anything is

@@ -50,6 +50,7 @@ int realnet_command(Options& o) {
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
   o.task.overrides = overrides;
   o.task.out = o.out;
+  o.task.provenance = o.provenance;
   if (o.task.secret.empty()) {
     if (const char* secret = std::getenv("DISTLAB_SECRET")) o.task.secret = secret;
   }
@@ -74,7 +75,9 @@ int main(int argc, char** argv) {
       "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
       "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
-      "AI Platform or Kubernetes do. Tasks may start in any order.\n"
+      "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
+      "task sends its report to the chief, which writes the run directory; the others\n"
+      "keep theirs in a temporary folder ($TMPDIR/distlab-*/report.json).\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
       distlab::nn::kernels::isa_help());
   app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
@@ -87,8 +90,8 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.sets, "override a scenario value, KEY=VALUE (repeatable)");
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
   app.add_option("--out", o.out,
-                 "run directory (default: runs/<scenario>-<time>/); a task's chief writes its\n"
-                 "checkpoints/ there");
+                 "run directory (default: runs/<scenario>-<time>/); with --role, the chief\n"
+                 "writes it (and its checkpoints/) once every task has sent it its report");
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
       ->check(CLI::NonNegativeNumber);

@@ -1,9 +1,11 @@
 #include "net/task_process.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 
@@ -15,6 +17,8 @@
 #include "nn/kernels/kernels.h"
 #include "nn/threads.h"
 #include "run/checkpoint_plan.h"
+#include "run/report_exchange.h"
+#include "run/run_assembly.h"
 #include "run/run_files.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
@@ -22,8 +26,46 @@
 #include "strategy/strategy.h"
 
 namespace distlab::realnet {
+namespace {
+
+// Written first to a temporary name, then renamed: a reader never sees half
+// a report.
+void write_report(const std::string& path, const run::TaskReport& report) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << run::task_report_json(report) << "\n";
+    if (!out) throw Error(path + ": cannot write the task report");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw Error(path + ": cannot write the task report");
+  }
+}
+
+// A task other than the chief keeps its report as the workers of
+// TensorFlow's labs kept their output: in a fresh temporary folder
+// ($TMPDIR, else /tmp), which its machine may clear; the run directory is
+// the chief's. Returns the file.
+std::string keep_report(const std::string& scenario, strategy::TaskId task,
+                        const run::TaskReport& report) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                              "/distlab-" + scenario + "-" + strategy::role_name(task.role) + "-" +
+                              std::to_string(task.index) + "-XXXXXX";
+  std::vector<char> folder(pattern.begin(), pattern.end());
+  folder.push_back('\0');
+  if (mkdtemp(folder.data()) == nullptr) {
+    throw Error(pattern + ": cannot make a folder for the task report: " + std::strerror(errno));
+  }
+  const std::string path = std::string(folder.data()) + "/report.json";
+  write_report(path, report);
+  return path;
+}
+
+}  // namespace
 
 int run_task_process(const TaskProcessOptions& o) {
+  const auto wall_start = std::chrono::steady_clock::now();
   validate_secret(o.secret);
   const TaskAssignment assignment =
       assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
@@ -42,8 +84,11 @@ int run_task_process(const TaskProcessOptions& o) {
   strategy::TrainingSetup& setup = inputs.setup();
   const strategy::ClusterSpec& spec = assignment.cluster.spec();
   const bool chief = spec.replica_rank(assignment.self) == 0;
+  // Without --report (the launcher's, which gathers the files itself), the
+  // tasks bring their reports to the chief, which writes the run directory.
+  const bool gathering = o.report.empty();
   std::string run_directory = o.out;
-  if (run_directory.empty() && chief && scenario.checkpoint.enabled()) {
+  if (run_directory.empty() && chief && (gathering || scenario.checkpoint.enabled())) {
     run_directory = run::default_run_directory("runs", scenario.name, std::time(nullptr));
   }
   setup.set_checkpoints(run::plan_checkpoints(scenario, setup, spec.replicas(),
@@ -108,27 +153,47 @@ int run_task_process(const TaskProcessOptions& o) {
   report.log = runtime.take_log();
   report.log.host = assignment.cluster.of(assignment.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
+  // The reports travel before the goodbyes, on the run's connections (after
+  // take_log: their trip is no part of the log).
+  std::vector<run::TaskReport> gathered;
+  std::string kept;  // where a task other than the chief keeps its report
+  if (gathering && run::gathers_reports(runtime)) {
+    gathered = run::gather_task_reports(runtime, report);
+  } else if (gathering) {
+    kept = keep_report(scenario.name, assignment.self, report);
+    run::send_task_report(runtime, report);
+  }
   runtime.disconnect();
 
-  if (!o.report.empty()) {
-    const std::string temporary = o.report + ".tmp";
-    {
-      std::ofstream out(temporary);
-      out << run::task_report_json(report) << "\n";
-      if (!out) throw Error(o.report + ": cannot write the task report");
-    }
-    if (std::rename(temporary.c_str(), o.report.c_str()) != 0) {
-      throw Error(o.report + ": cannot write the task report");
-    }
-  }
+  if (!o.report.empty()) write_report(o.report, report);
   if (!o.quiet) {
-    std::printf("%s done: %zu steps, %.2f s, %.1f MB sent, %.1f MB received%s\n",
+    std::printf("%s done: %zu steps, %.2f s, %.1f MB sent, %.1f MB received%s%s\n",
                 strategy::task_name(assignment.self).c_str(), report.log.steps.size(),
                 report.log.finished_at, report.log.bytes_sent / 1e6,
                 report.log.bytes_received / 1e6,
                 report.outcome.weights_sha256.empty()
                     ? ""
-                    : (", weights sha256 " + report.outcome.weights_sha256.substr(0, 16)).c_str());
+                    : (", weights sha256 " + report.outcome.weights_sha256.substr(0, 16)).c_str(),
+                kept.empty() ? "" : ("; report kept in " + kept).c_str());
+  }
+  if (!gathered.empty()) {
+    run::RunAssembly assembly{
+        .backend = "realnet",
+        .model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float),
+        .provenance = o.provenance};
+    if (const auto& resume = setup.checkpoints().resume) {
+      assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
+    }
+    run::RunResult result =
+        run::assemble_run(scenario, spec, std::move(gathered), std::move(assembly));
+    result.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    run::write_run_directory(run_directory, result);
+    if (!o.quiet) {
+      std::printf("%s", run::format_summary_table(result).c_str());
+      std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}%s\n",
+                  run_directory.c_str(), scenario.checkpoint.enabled() ? " and checkpoints/" : "");
+    }
   }
   return 0;
 }

@@ -1,6 +1,10 @@
 // One task of a real run, as its own process: who it is (cluster file or
 // TF_CONFIG), the scenario, the TCP runtime, the strategy, and at the end
-// its report (run/task_report.h) for whoever gathers the run.
+// its report (run/task_report.h) for whoever gathers the run: the launcher
+// (--report FILE), or else the cluster's chief, which receives every other
+// task's report over the run's connections (run/report_exchange.h) and
+// writes the run directory; the other tasks keep theirs in a temporary
+// folder.
 #pragma once
 
 #include <chrono>
@@ -8,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "run/provenance.h"
 #include "run/scenario.h"
 
 namespace distlab::realnet {
@@ -19,9 +24,11 @@ struct TaskProcessOptions {
   std::optional<std::string> role;
   std::optional<int> index;
   std::string secret;
-  std::string report;  // where to write the task's report; "" prints a summary instead
-  // The run directory, whose checkpoints/ the chief writes (default, when
-  // it writes any: runs/<scenario>-<time>/).
+  // Where to write the task's report (the launcher's, which gathers the
+  // files); "" sends it to the chief, which writes the run directory.
+  std::string report;
+  // The run directory, which the chief writes with its checkpoints/
+  // (default: runs/<scenario>-<time>/).
   std::string out;
   std::string resume;  // --resume: a run directory or a checkpoint file; "" starts afresh
   std::optional<int64_t> epoch_ns;  // steady_clock origin shared by a launcher's tasks
@@ -37,6 +44,7 @@ struct TaskProcessOptions {
   bool rejoin = false;
   std::vector<int64_t> crash_at_steps;
   bool quiet = false;
+  run::Provenance provenance;  // for the chief's summary.json: the command, version, machine
 };
 
 // Runs the task to its end; returns the exit status. Throws InputError for

@@ -1,5 +1,9 @@
 #include "strategy/message.h"
 
+#include <cstring>
+
+#include "common/error.h"
+
 namespace distlab::strategy {
 
 const char* tag_name(Tag tag) {
@@ -14,6 +18,8 @@ const char* tag_name(Tag tag) {
       return "restore";
     case Tag::kShardState:
       return "shard-state";
+    case Tag::kTaskReport:
+      return "task-report";
   }
   return "?";
 }
@@ -25,6 +31,31 @@ Message make_message(Tag tag, int64_t step, int64_t count, const float* values) 
   message.bytes = static_cast<uint64_t>(count) * sizeof(float);
   if (values != nullptr) message.values.assign(values, values + count);
   return message;
+}
+
+Message text_message(Tag tag, const std::string& text) {
+  const std::size_t floats = (text.size() + sizeof(float) - 1) / sizeof(float);
+  std::string padded = text;
+  padded.resize(floats * sizeof(float), ' ');
+  Message message;
+  message.tag = tag;
+  message.version = static_cast<int64_t>(text.size());
+  message.values.resize(floats);
+  std::memcpy(message.values.data(), padded.data(), padded.size());
+  message.bytes = padded.size();
+  return message;
+}
+
+std::string message_text(const Message& message) {
+  const std::size_t capacity = message.values.size() * sizeof(float);
+  if (message.version < 0 || static_cast<uint64_t>(message.version) > capacity) {
+    throw Error(std::string("a ") + tag_name(message.tag) + " message claims " +
+                std::to_string(message.version) + " bytes of text in a " +
+                std::to_string(capacity) + "-byte payload");
+  }
+  std::string text(static_cast<std::size_t>(message.version), '\0');
+  std::memcpy(text.data(), message.values.data(), text.size());
+  return text;
 }
 
 }  // namespace distlab::strategy

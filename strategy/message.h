@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strategy/task.h"
@@ -19,7 +20,11 @@ enum class Tag : uint16_t {
   kParameters,         // ps -> worker: a shard of the parameters
   kRestore,            // chief -> every task of a resumed run: its part of the checkpoint
   kShardState,         // ps -> chief: a shard and its optimizer state, for a checkpoint
-  kLast = kShardState,
+  // Every other task -> the chief, after training: the task's report
+  // (run/task_report.h) as text, so that the chief of a real cluster can
+  // write the run directory (see text_message).
+  kTaskReport,
+  kLast = kTaskReport,
 };
 const char* tag_name(Tag tag);
 
@@ -45,5 +50,15 @@ struct Message {
 
 // A message of `count` floats, holding `values` (full fidelity) or nothing.
 Message make_message(Tag tag, int64_t step, int64_t count, const float* values);
+
+// A message that carries text rather than floats: the bytes are copied into
+// the floats as they are (the last float padded with spaces) and `version`
+// says how many of them are text. Floats are only ever copied on the way,
+// never computed with, so every bit arrives as it left. The text travels in
+// both fidelities (it is not a model's numbers).
+Message text_message(Tag tag, const std::string& text);
+// The text of a text_message. Throws Error when `version` does not fit the
+// payload (a message that is not one).
+std::string message_text(const Message& message);
 
 }  // namespace distlab::strategy

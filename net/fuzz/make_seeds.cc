@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   strategy::Message timing = strategy::make_message(strategy::Tag::kParameters, 9, 4, nullptr);
   timing.version = 41;
   write(frames / "message_no_values.bin", message_bytes(timing, 3));
+  const strategy::Message report =
+      strategy::text_message(strategy::Tag::kTaskReport, R"({"role": "worker", "index": 1})");
+  write(frames / "message_task_report.bin", message_bytes(report, 2));
 
   // handshake_fuzz: verify with a right MAC, and frames for both sides.
   const auto handshakes = dir / "handshake_fuzz";

@@ -96,13 +96,13 @@ TEST_CASE("nonces are 32 random bytes, different every time") {
 TEST_CASE("the MAC is HMAC-SHA256 over the documented input") {
   // Computed independently with Python's hmac module:
   // hmac.new(secret, b"distlab realnet handshake" + b"C" + bytes(range(32))
-  //          + struct.pack("<IIH", 2, 0, 2), hashlib.sha256)
-  // (the last field is the protocol version, 2)
+  //          + struct.pack("<IIH", 2, 0, 3), hashlib.sha256)
+  // (the last field is the protocol version, 3)
   const auto secret = secret_bytes(kSecret);
   CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), 2, 0)) ==
-        "235a31f59a2bffd4bfad80308be937ab69fa70aba03a5fcd44600faf09beae60");
+        "139b41c963f171583bddbac10cee108442dbf7005d8f2861b32de5d79aa5e32d");
   CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), 2, 0)) ==
-        "2f7c83eb7b467e6d21c01d3067472e743418fadddd7712bb68c60ec7517c1036");
+        "2fe0664f81ad3c4efd0c0f6e25524d533dfee6604c9e6f74627c14ef873271d6");
   CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), 2, 0), distlab::Error);
 }
 
