@@ -396,6 +396,18 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
         lines.append(f"- What differs between the runs: {', '.join(keys)}")
     lines.append(f"- Clock: {clock_unit(runs)}")
     lines.append("")
+    shown = set()
+    for run in runs:
+        text = run.scenario_text()
+        if text is None or run.scenario in shown:
+            continue
+        shown.add(run.scenario)
+        others = sum(1 for r in runs if r.scenario == run.scenario) - 1
+        lines.append(f"<details><summary>Scenario {run.scenario} as run by "
+                     f"{labels[run.path]}" + (f" ({'the other run differs' if others == 1 else f'the other {others} differ'}"
+                                              " in the values above)" if others and keys else "")
+                     + "</summary>\n")
+        lines.append("```yaml\n" + text.rstrip() + "\n```\n</details>\n")
     lines.append("### Commands\n")
     lines.append("Run from the distlab checkout:\n")
     commands = [f"{sweep.definition.get('command')}" for sweep in sweeps if

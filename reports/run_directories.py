@@ -69,6 +69,14 @@ class Run:
         """What the run's seconds are: simulated or wall-clock."""
         return "simulated" if self.kind == "simulate" else "wall"
 
+    def scenario_text(self):
+        """The scenario as it ran (scenario.yaml), or None for older runs and ./train."""
+        path = os.path.join(self.path, "scenario.yaml")
+        if not os.path.isfile(path):
+            return None
+        with open(path) as f:
+            return f.read()
+
     def tasks(self):
         return self.summary.get("tasks", [])
 

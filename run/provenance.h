@@ -21,6 +21,9 @@ struct Provenance {
   std::string command;  // as a shell would take it again
   std::string version;  // distlab's commit (common/version.h)
   std::vector<MachineFacts> machines;
+  // The scenario as it ran (run::Scenario::text: overrides applied), kept
+  // as scenario.yaml beside the results; "" keeps none.
+  std::string scenario_text;
 };
 
 // The command line, each argument quoted for a POSIX shell where it needs

@@ -438,6 +438,9 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   write_file(path, "steps.csv", steps_csv(result));
   write_file(path, "curve.csv", curve_csv(result));
   write_file(path, "timeline.json", timeline_json(result));
+  if (!result.provenance.scenario_text.empty()) {
+    write_file(path, "scenario.yaml", result.provenance.scenario_text);
+  }
 }
 
 std::string format_summary_table(const RunResult& r) {

@@ -4,6 +4,7 @@
 //   steps.csv      one row per task per step
 //   curve.csv      the chief's evaluations: time, step, losses, accuracy
 //   timeline.json  Chrome trace events, one track per task (Perfetto, chrome://tracing)
+//   scenario.yaml  the scenario as it ran, overrides applied (when known)
 //
 // and the summary table printed at the end of a run.
 #pragma once
@@ -19,7 +20,7 @@ namespace distlab::run {
 std::string default_run_directory(const std::string& root, const std::string& scenario,
                                   std::time_t when);
 
-// Creates `dir` (and parents) and writes the four files, each first to a
+// Creates `dir` (and parents) and writes the files, each first to a
 // temporary name and then renamed, so that a failure leaves no half file.
 void write_run_directory(const std::string& dir, const RunResult& result);
 

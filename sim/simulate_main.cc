@@ -92,7 +92,8 @@ int simulate_command(const Options& o) {
   result.provenance = {
       .command = o.command,
       .version = version(),
-      .machines = sim::machine_facts(sim::plan_cluster(scenario, catalog), catalog)};
+      .machines = sim::machine_facts(sim::plan_cluster(scenario, catalog), catalog),
+      .scenario_text = scenario.text};
   if (progress) {
     progress->finish(
         fmt::format("{:.2f} simulated s in {:.1f} s", result.run_seconds, result.wall_seconds));

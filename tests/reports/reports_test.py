@@ -122,6 +122,8 @@ class SweepTest(Checks):
             self.assertIn(f"--set strategy.name={row['strategy.name']}",
                           summary.summary["command"])
             self.assertIn(os.path.join("runs", row["point"]), summary.summary["command"])
+            # The scenario as it ran: this point's values applied.
+            self.assertIn(f"workers: {row['cluster.workers']}", summary.scenario_text())
         # Switching an async-PS scenario to all-reduce dropped its PS, with a note.
         with open(os.path.join(self.out, "logs",
                                "strategy.name=allreduce,cluster.workers=2.log")) as f:
@@ -159,7 +161,8 @@ class SweepTest(Checks):
             text = f.read()
         for expected in ("## What was run", "`strategy.name` = allreduce, parameter_server",
                          "./sweep scenarios/ps_4workers.yaml", "./simulate scenarios/ps_4workers.yaml",
-                         "`n1-standard-4`", "distlab `", "## Results", "(figures/time-per-task.svg)"):
+                         "`n1-standard-4`", "distlab `", "## Results", "(figures/time-per-task.svg)",
+                         "<details><summary>Scenario ps_4workers as run by", "```yaml"):
             self.assertIn(expected, text)
         # The figures are drawn in the colour-blind-safe palette.
         with open(svg) as f:

@@ -461,3 +461,13 @@ TEST_CASE("summary.json says where the run came from: command, version, machine 
   CHECK(machine.at("vcpus") == 4);
   CHECK(machine.at("memory_gib") == 15.5);
 }
+
+TEST_CASE("the scenario as it ran is kept beside the results, when known") {
+  TempDir tmp;
+  RunResult r = three_tasks();
+  distlab::run::write_run_directory((tmp.path / "without").string(), r);
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "without" / "scenario.yaml"));
+  r.provenance.scenario_text = "model: models/mnist_cnn.yaml\nseed: 3\n";
+  distlab::run::write_run_directory((tmp.path / "with").string(), r);
+  CHECK(read(tmp.path / "with" / "scenario.yaml") == r.provenance.scenario_text);
+}
