@@ -116,6 +116,9 @@ int launch(const LaunchOptions& o) {
   run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
   // Real tasks compute for real (each task process says the same).
   scenario.fidelity = strategy::Fidelity::kFull;
+  if (!o.quiet) {
+    for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  }
   const strategy::ClusterSpec spec =
       run::tasks_of(scenario, scenario.strategy.devices > 0 ? scenario.strategy.devices : 1);
   if (spec.task_count() > kMaxLaunchedTasks) {
@@ -211,10 +214,7 @@ int launch(const LaunchOptions& o) {
         dir,
         "--progress-lines",
         "--quiet"};
-    for (const run::Override& set : o.overrides) {
-      args.push_back("--set");
-      args.push_back(set.key + "=" + set.value);
-    }
+    for (std::string& arg : run::override_arguments(o.overrides)) args.push_back(std::move(arg));
     if (resume && !rejoin) {
       args.push_back("--resume");
       args.push_back(resume->path);

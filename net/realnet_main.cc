@@ -21,6 +21,7 @@ using namespace distlab;
 struct Options {
   std::string launch;
   std::vector<std::string> sets;
+  std::vector<std::string> unsets;
   std::string out;
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
@@ -30,6 +31,7 @@ struct Options {
 
 int realnet_command(Options& o) {
   std::vector<run::Override> overrides;
+  for (const std::string& key : o.unsets) overrides.push_back(run::parse_unset(key));
   for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
   if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
   if (o.checkpoint_every) {
@@ -87,7 +89,11 @@ int main(int argc, char** argv) {
   app.add_option("--cluster", o.task.cluster_file, "cluster file: every task's host:port");
   app.add_option("--secret", o.task.secret,
                  "shared cluster secret (or DISTLAB_SECRET); needed to listen beyond loopback");
-  app.add_option("--set", o.sets, "override a scenario value, KEY=VALUE (repeatable)");
+  app.add_option("--set", o.sets,
+                 "override a scenario value, KEY=VALUE (repeatable); --set strategy.name=X\n"
+                 "also drops or adjusts what X does not take, with a note");
+  app.add_option("--unset", o.unsets,
+                 "remove a scenario key (repeatable); removals come before every --set");
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
   app.add_option("--out", o.out,
                  "run directory (default: runs/<scenario>-<time>/); with --role, the chief\n"

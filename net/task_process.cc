@@ -70,6 +70,9 @@ int run_task_process(const TaskProcessOptions& o) {
   const TaskAssignment assignment =
       assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
   run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
+  if (!o.quiet) {
+    for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  }
   if (scenario.fidelity != strategy::Fidelity::kFull) {
     // Real tasks compute for real: timing fidelity is the simulator's.
     scenario.fidelity = strategy::Fidelity::kFull;

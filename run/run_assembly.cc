@@ -48,6 +48,8 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
   result.failures = std::move(assembly.failures);
   result.model_bytes = assembly.model_bytes;
   result.provenance = std::move(assembly.provenance);
+  // The scenario as it ran, overrides applied: scenario.yaml.
+  result.provenance.scenario_text = scenario.text;
   return result;
 }
 

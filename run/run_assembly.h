@@ -37,7 +37,8 @@ struct RunAssembly {
 // worker 0 without one) gives the final loss, accuracy and weights, and the
 // steps: the step it reached, or a resumed run's first step if that is
 // further (a checkpoint at or beyond the run's end leaves nothing to train).
-// The fidelity is the scenario's. Throws Error when the reports are not one
+// The fidelity is the scenario's, and so is the provenance's scenario
+// text (scenario.yaml). Throws Error when the reports are not one
 // per task.
 RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cluster,
                        std::vector<TaskReport> reports, RunAssembly assembly);

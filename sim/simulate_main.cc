@@ -89,11 +89,10 @@ int simulate_command(const Options& o) {
     progress->update(done, fmt::format("{:.2f} simulated s", simulated));
   };
   run::RunResult result = sim::simulate(scenario, catalog, options);
-  result.provenance = {
-      .command = o.command,
-      .version = version(),
-      .machines = sim::machine_facts(sim::plan_cluster(scenario, catalog), catalog),
-      .scenario_text = scenario.text};
+  // The command and the machine types: what only the command knows.
+  result.provenance.command = o.command;
+  result.provenance.version = version();
+  result.provenance.machines = sim::machine_facts(sim::plan_cluster(scenario, catalog), catalog);
   if (progress) {
     progress->finish(
         fmt::format("{:.2f} simulated s in {:.1f} s", result.run_seconds, result.wall_seconds));

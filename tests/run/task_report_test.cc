@@ -135,6 +135,7 @@ TEST_CASE("a resumed run has at least its first step, and keeps failures and pro
   reports[0].log.steps.clear();  // resumed at the end: nothing left to train
   Scenario scenario = scenario_of(spec);
   scenario.fidelity = strategy::Fidelity::kTiming;
+  scenario.text = "model: m.yaml\nseed: 7\n";
   RunAssembly how{
       .backend = "simulate",
       .resumed_from = ResumedFrom{.path = "runs/a/checkpoints/step-40.safetensors", .step = 40},
@@ -148,6 +149,7 @@ TEST_CASE("a resumed run has at least its first step, and keeps failures and pro
   REQUIRE(run.failures.size() == 1);
   CHECK(run.failures[0].cause == "mtbf");
   CHECK(run.provenance.command == "./simulate x.yaml");
+  CHECK(run.provenance.scenario_text == scenario.text);  // scenario.yaml
 }
 
 TEST_CASE("assembly refuses reports that are not one per task") {
