@@ -27,7 +27,7 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
   for (int t = 0; t < cluster.task_count(); ++t) {
     TaskReport& r = reports[static_cast<std::size_t>(t)];
     result.run_seconds = std::max(result.run_seconds, r.log.finished_at);
-    result.examples += r.outcome.examples;
+    result.examples += r.log.examples;
     result.spans_dropped += r.spans_dropped;
     result.task_updates.push_back(r.outcome.updates);
     result.task_weights_sha256.push_back(r.outcome.weights_sha256);

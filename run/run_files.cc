@@ -134,6 +134,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"host", t.host},
       {"isa", t.isa},
       {"steps", t.steps.size()},
+      {"examples", t.examples},
       {"compute_seconds", number(t.compute_seconds)},
       {"communication_seconds", number(t.communication_seconds)},
       {"waiting_seconds", number(t.waiting_seconds)},

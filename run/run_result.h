@@ -43,7 +43,7 @@ struct RunResult {
   std::string resumed_from;
   int64_t start_step = 0;
   strategy::CheckpointConfig checkpoint;  // the scenario's checkpoint settings
-  int64_t examples = 0;                   // examples trained on, all replicas together
+  int64_t examples = 0;  // examples trained on, all replicas together, every life of each
   double final_loss = 0;                  // NaN in timing fidelity
   double final_accuracy = 0;
   std::string weights_sha256;            // empty in timing fidelity

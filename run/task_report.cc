@@ -64,10 +64,10 @@ std::string task_report_json(const TaskReport& report) {
                 log.checkpoint_seconds, log.bytes_sent, log.bytes_received, log.messages_sent,
                 log.messages_received, log.finished_at}},
               {"checkpoints", {log.checkpoints, log.checkpoint_bytes}},
+              {"examples", log.examples},
               {"spans_dropped", report.spans_dropped},
               {"outcome",
-               {{"examples", o.examples},
-                {"updates", o.updates},
+               {{"updates", o.updates},
                 {"final_loss", number(o.final_loss)},
                 {"final_accuracy", number(o.final_accuracy)},
                 {"weights_sha256", o.weights_sha256}}}}
@@ -118,9 +118,9 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     const json& files = j.at("checkpoints");
     log.checkpoints = files.at(0);
     log.checkpoint_bytes = files.at(1);
+    log.examples = j.at("examples");
     r.spans_dropped = j.at("spans_dropped");
     const json& o = j.at("outcome");
-    r.outcome.examples = o.at("examples");
     r.outcome.updates = o.at("updates");
     r.outcome.final_loss = number(o.at("final_loss"));
     r.outcome.final_accuracy = number(o.at("final_accuracy"));

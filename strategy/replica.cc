@@ -48,7 +48,7 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
   const int64_t batch_size = sampler_.local_batch_size(in_epoch);
   const int64_t divisor =
       scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch) : batch_size;
-  examples_ += batch_size;
+  runtime_.count_examples(batch_size);
   double loss = kNaN;
   runtime_.compute(setup_.training_step_work(batch_size), [&] {
     const auto batch = sampler_.batch(epoch, in_epoch);
@@ -126,7 +126,7 @@ void Replica::after_step(int64_t step, double train_loss) {
 }
 
 TaskOutcome Replica::finish() {
-  TaskOutcome outcome{.examples = examples_, .final_loss = kNaN, .final_accuracy = kNaN};
+  TaskOutcome outcome{.final_loss = kNaN, .final_accuracy = kNaN};
   if (model_) {
     Sha256 hash;
     hash.update(std::as_bytes(std::span<const float>(model_->parameters())));

@@ -21,7 +21,6 @@ namespace distlab::strategy {
 
 // What a task reports when it ends.
 struct TaskOutcome {
-  int64_t examples = 0;   // examples trained on
   int64_t updates = 0;    // a PS: updates applied; a worker: gradients pushed
   double final_loss = 0;  // chief only, full fidelity; NaN otherwise
   double final_accuracy = 0;
@@ -79,7 +78,6 @@ class Replica {
   std::unique_ptr<nn::Optimizer> optimizer_;
   nn::Matrix x_;
   std::vector<int32_t> y_;
-  int64_t examples_ = 0;
 };
 
 }  // namespace distlab::strategy

@@ -214,6 +214,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.communication_seconds += later.communication_seconds;
   into.waiting_seconds += later.waiting_seconds;
   into.checkpoint_seconds += later.checkpoint_seconds;
+  into.examples += later.examples;
   into.checkpoints += later.checkpoints;
   into.checkpoint_bytes += later.checkpoint_bytes;
   into.bytes_sent += later.bytes_sent;

@@ -85,6 +85,8 @@ class Runtime {
   void begin_step(int64_t step);
   void end_step(double loss = 0, int64_t staleness = -1);
   void add_curve_point(const CurvePoint& point) { log_.curve.push_back(point); }
+  // Examples a replica trains on in a step (the log's `examples`).
+  void count_examples(int64_t examples) { log_.examples += examples; }
 
   // Timeline spans kept per task; later spans are counted, not kept, so that
   // a 1,024-worker simulation does not keep millions of them.

@@ -69,6 +69,9 @@ struct TaskLog {
   double communication_seconds = 0;
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
+  // Examples trained on, in every life of the task: work done again after a
+  // rollback counts again, as the machines did it.
+  int64_t examples = 0;
   uint64_t checkpoints = 0;  // checkpoint files written or read
   uint64_t checkpoint_bytes = 0;
   uint64_t bytes_sent = 0;

@@ -169,6 +169,43 @@ class SweepTest(Checks):
             self.assertIn("#0072b2", f.read().lower())
 
 
+class RealnetSweepTest(Checks):
+    def test_real_points_run_one_at_a_time_and_repeat(self):
+        work = tempfile.mkdtemp(prefix="distlab-real-sweep-")
+        try:
+            out = os.path.join(work, "s")
+            text = run(sweep_command("scenarios/ps_4workers.yaml", "--backend", "realnet",
+                                     "--vary", "cluster.workers=1,2", "--repeat", "2",
+                                     "--jobs", "4", *SMALL_TAXI, "--out", out))
+            self.assertIn("4 runs of scenarios/ps_4workers.yaml on realnet", text)
+            self.assertNotIn("at a time", text)  # --jobs does not apply to real runs
+            with open(os.path.join(out, "sweep.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual([r["point"] for r in rows],
+                             ["cluster.workers=1#1", "cluster.workers=1#2",
+                              "cluster.workers=2#1", "cluster.workers=2#2"])
+            finished = []
+            for row in rows:
+                self.assertEqual(row["status"], "done")
+                self.assertEqual(row["backend"], "realnet")
+                summary = run_directories.load_run(os.path.join(out, "runs", row["point"]))
+                self.assertTrue(summary.summary["command"].startswith("./realnet --launch"))
+                finished.append(os.path.getmtime(os.path.join(out, "runs", row["point"],
+                                                           "summary.json")))
+            # One at a time, in order: each run finished after the one before it.
+            self.assertEqual(finished, sorted(finished))
+            self.assertLess(text.index("[1/4] cluster.workers=1#1"),
+                            text.index("[2/4] cluster.workers=1#2"))
+            out_report = os.path.join(work, "r")
+            run(report_command(out, "--out", out_report))
+            with open(os.path.join(out_report, "report.md")) as f:
+                text = f.read()
+            self.assertIn("each point run 2 times (figures: medians)", text)
+            self.assertIn("wall-clock seconds", text)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 class FailureTest(Checks):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="distlab-sweep-fail-")

@@ -35,7 +35,7 @@ TaskReport report(Role role, int index, double finished) {
   r.log.bytes_sent = 4096;
   r.log.messages_sent = 3;
   r.log.finished_at = finished;
-  r.outcome.examples = role == Role::kPs ? 0 : 128;
+  r.log.examples = role == Role::kPs ? 0 : 128;
   r.outcome.updates = 7;
   r.outcome.final_loss = std::nan("");
   r.outcome.weights_sha256 = role == Role::kPs ? "" : std::string(64, 'a' + index);
@@ -60,6 +60,8 @@ TEST_CASE("a task report reads back as it was written, NaN included") {
   CHECK(back.log.curve[0].test_accuracy == 0.875);
   CHECK(back.log.messages_sent == 3);
   CHECK(back.log.finished_at == 9.5);
+  const TaskReport worker = report(Role::kWorker, 0, 1.0);
+  CHECK(parse_task_report(task_report_json(worker), "worker-0.json").log.examples == 128);
   CHECK(back.outcome.updates == 7);
   CHECK(std::isnan(back.outcome.final_loss));
   CHECK(back.spans_dropped == 2);

@@ -69,6 +69,11 @@ TEST_CASE(
   // Nothing is lost from the record: steps 4 and 5 were done twice.
   CHECK(step_numbers(failed["tasks"][0]) ==
         std::vector<int64_t>{0, 1, 2, 3, 4, 5, 4, 5, 6, 7, 8, 9, 10, 11});
+  // Examples count the work the machines did: steps 4 and 5 again on the 3
+  // replicas (batch 8), and the step 6 that the survivors had begun.
+  const int64_t redone = failed["examples"].get<int64_t>() - whole["examples"].get<int64_t>();
+  CHECK(redone >= 2 * 3 * 8);
+  CHECK(redone <= 3 * 3 * 8);
   // The run took the failure's cost: noticed, restarted, steps redone.
   CHECK(failed["run_seconds"].get<double>() > whole["run_seconds"].get<double>() + 5.0);
   fs::remove_all(dir);

@@ -50,6 +50,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                           {"model_bytes", r.model_bytes},
                           {"replicas", r.replicas},
                           {"steps", r.steps},
+                          {"examples", r.examples},
                           {"start_step", r.start_step},
                           {"resumed_from", r.resumed_from},
                           {"failures", nlohmann::json::array()}};
