@@ -243,6 +243,15 @@ class FailureTest(Checks):
         self.assertIn("neither a run directory",
                       run(report_command(self.work), expect=2))
 
+    def test_help_explains_with_examples(self):
+        sweep_help = run(sweep_command("--help"))
+        for text in ("--vary KEY=V1,V2,...", "--backend", "--repeat", "--jobs", "Exit status",
+                     "skips the points already done"):
+            self.assertIn(text, sweep_help)
+        report_help = run(report_command("--help"))
+        for text in ("--out", "--target-accuracy", "Examples:", "Exit status"):
+            self.assertIn(text, report_help)
+
     def test_vary_values_and_point_names(self):
         self.assertEqual(sweep.parse_vary("cluster.workers=1, 2,4"),
                          ("cluster.workers", ["1", "2", "4"]))
