@@ -64,7 +64,7 @@ class Figure:
         for ax in self.axes[panels:]:
             ax.set_visible(False)
         self.axes = self.axes[:panels]
-        self.bottom_legend = False
+        self.legend_rows = 0  # rows of a legend under the panels
         if panels > 1:  # one panel: its own title is the figure's
             self.fig.suptitle(title)
 
@@ -76,14 +76,16 @@ class Figure:
         for i, artist in enumerate(artists):
             artist.set_gid(f"series-{self.series}" + (f"-{i}" if len(artists) > 1 else ""))
 
-    def legend_below(self, ax):
-        """One legend for every panel, under them (the stacked bars': same parts everywhere)."""
+    def legend_below(self, ax, columns=None):
+        """One legend for every panel, under them: the series of `ax` are every panel's."""
         handles, labels = ax.get_legend_handles_labels()
-        self.fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
-        self.bottom_legend = True
+        columns = columns or len(labels)
+        self.fig.legend(handles, labels, loc="lower center", ncol=columns, frameon=False)
+        self.legend_rows = (len(labels) + columns - 1) // columns
 
     def save(self, folder):
-        self.fig.tight_layout(rect=(0, 0.05 if self.bottom_legend else 0, 1, 1))
+        height = self.fig.get_size_inches()[1]
+        self.fig.tight_layout(rect=(0, min(0.4, 0.3 * self.legend_rows / height), 1, 1))
         paths = []
         for extension in ("png", "svg"):
             path = os.path.join(folder, f"{self.name}.{extension}")
@@ -94,7 +96,10 @@ class Figure:
 
 
 def style_of(index):
-    return {"color": PALETTE[index % len(PALETTE)], "marker": MARKERS[index % len(MARKERS)]}
+    # Markers shift by one every time the colours come round, so that series
+    # 1 and 9 differ.
+    return {"color": PALETTE[index % len(PALETTE)],
+            "marker": MARKERS[(index + index // len(PALETTE)) % len(MARKERS)]}
 
 
 def percent_axis(ax):
@@ -112,7 +117,7 @@ def si_axis(ax):
     ax.yaxis.set_major_formatter(FuncFormatter(short))
 
 
-def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None):
+def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None, legend=True):
     """One panel: a metric against a varied key, one line (or bar group) per
     series. `series` is [(label, [(x, y), ...])]."""
     label, unit, kind = metric
@@ -158,7 +163,7 @@ def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None):
         si_axis(ax)
     if drawn:
         ax.set_ylim(bottom=0)
-        if len(series) > 1:  # a single series needs no legend: the title says it
+        if legend and len(series) > 1:  # one series needs no legend: the title says it
             ax.legend(loc="best", frameon=False)
     else:
         ax.text(0.5, 0.5, "no data in these runs", ha="center", va="center",

@@ -10,6 +10,7 @@ every figure is written as PNG (to paste) and SVG (to scale).
 
 import argparse
 import datetime
+import html
 import os
 import statistics
 import sys
@@ -18,7 +19,7 @@ import figures
 import run_directories
 from run_directories import number
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 # Keys whose values are the same run again, never a dimension to plot against.
 NOT_DIMENSIONS = {"seed"}
@@ -66,17 +67,30 @@ def partition(runs, values):
     return sorted(map(frozenset, groups.values()), key=min)
 
 
-def choose_dimensions(runs):
-    """Every run's values of the dimensions that vary, in a stable order:
-    the sweeps' varied keys first (strategy.name as the strategy's label),
-    then what the runs say of themselves, leaving out a derived dimension
-    that only restates a varied key (replicas when cluster.workers varies)."""
-    table = []
-    for run in runs:
-        dims = {k: v for k, v in run.values.items() if k != "strategy.name"}
-        for key, value in derived_dimensions(run).items():
+# Scenario keys that are no dimension of their own: free text, and what the
+# strategy's label already names (its name and mode).
+SCENARIO_KEYS_LEFT_OUT = {"description", "strategy.name", "strategy.mode"}
+
+
+def dimensions_of(run):
+    """A run's values: a sweep's varied keys, every key of the scenario as it
+    ran (scenario.yaml), then what the run says of itself."""
+    dims = {k: v for k, v in run.values.items() if k != "strategy.name"}
+    for key, value in run.scenario_values().items():
+        if key not in SCENARIO_KEYS_LEFT_OUT:
             dims.setdefault(key, value)
-        table.append(dims)
+    for key, value in derived_dimensions(run).items():
+        dims.setdefault(key, value)
+    return dims
+
+
+def choose_dimensions(runs):
+    """Every run's values, and the dimensions that vary, in a stable order:
+    the strategy and the backend, the sweeps' varied keys, the scenario keys
+    that differ, then what the runs say of themselves; a dimension that only
+    restates an earlier one (replicas when cluster.workers varies, cluster.ps
+    when the strategy does) is left out."""
+    table = [dimensions_of(run) for run in runs]
     keys = []
     for dims in table:
         for key in dims:
@@ -116,6 +130,8 @@ def label_of(dims, keys):
     parts = []
     for key in keys:
         value = dims.get(key)
+        if value is None:
+            continue  # a key this run does not have
         name = short_key(key)
         parts.append(f"{value}" if not name else f"{name}={value}")
     return ", ".join(parts) if parts else "runs"
@@ -155,8 +171,23 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def metric_figures(runs, keys, table, target, folder):
-    """A metric against each varied key, one line per series (the other keys)."""
+def metric_figures(runs, target, folder):
+    """The metrics against each varied key, one line per series (the values of
+    the other varied keys); one set of figures per scenario."""
+    by_scenario = {}
+    for run in runs:
+        by_scenario.setdefault(run.scenario, []).append(run)
+    made = []
+    for scenario, group in by_scenario.items():
+        keys, table = choose_dimensions(group)
+        if len(group) < 2 or not keys:
+            continue
+        prefix = f"{slug(scenario)}-" if len(by_scenario) > 1 else ""
+        made += scenario_metric_figures(group, keys, table, target, folder, prefix)
+    return made
+
+
+def scenario_metric_figures(runs, keys, table, target, folder, prefix):
     made = []
     numeric_keys = [k for k in keys if numeric(k, table)]
     categorical = [k for k in keys if k not in numeric_keys]
@@ -173,11 +204,15 @@ def metric_figures(runs, keys, table, target, folder):
         for dims in table:
             if str(dims.get(x_key)) not in categories:
                 categories.append(str(dims.get(x_key)))
-        name = f"metrics-vs-{slug(x_key)}"
+        name = f"{prefix}metrics-vs-{slug(x_key)}"
         title = f"Throughput, time and communication against {x_key}"
+        if prefix:
+            title += f" ({runs[0].scenario})"
         fig = figures.Figure(name, title, panels=len(metrics))
         repeats = max(len(rs) for g in groups.values() for rs in g.values())
-        for ax, (title, unit, kind, value_of) in zip(fig.axes, metrics):
+        # Many series: one legend under the panels rather than one over each.
+        shared_legend = len(groups) > 3
+        for ax, (panel, unit, kind, value_of) in zip(fig.axes, metrics):
             series = []
             for label, by_x in groups.items():
                 points = []
@@ -185,12 +220,14 @@ def metric_figures(runs, keys, table, target, folder):
                     y = median([value_of(r) for r in rs])
                     points.append((as_number(x) if is_numeric else x, y))
                 series.append((label, points))
-            figures.metric_lines(fig, ax, x_key, (title, unit, kind), series, is_numeric,
-                                 categories)
+            figures.metric_lines(fig, ax, x_key, (panel, unit, kind), series, is_numeric,
+                                 categories, legend=not shared_legend)
+        if shared_legend:
+            fig.legend_below(fig.axes[0], columns=2 if len(groups) > 6 else len(groups))
         fig.save(folder)
         caption = (f"Each panel is one figure of the runs against {x_key}"
                    + (f", one line per {', '.join(others)}" if others else "")
-                   + (f"; points are medians of {repeats} repeats" if repeats > 1 else "")
+                   + (f"; points are medians of {repeats} runs" if repeats > 1 else "")
                    + ". Communication share: time in transfers and waiting for peers, over all"
                    " the tasks' busy time.")
         made.append((name, title, caption, fig.series))
@@ -249,20 +286,28 @@ def accuracy_figure(runs, labels, folder):
 # ---- simulated against real ------------------------------------------------------
 
 
-def pair_key(run, dims):
-    keep = {k: v for k, v in dims.items() if k not in ("backend", "machine type")}
-    return (run.scenario, run.strategy, run.figure("replicas"), run.figure("steps"),
-            run.summary.get("seed"), tuple(sorted((k, str(v)) for k, v in keep.items())))
+# Keys that a simulation and its real run may differ in: the backend itself,
+# the simulator's machine types and fidelity (a real run always computes).
+NOT_COMPARED_KEYS = {"backend", "machine type", "fidelity"}
 
 
-def simulated_real_pairs(runs, table):
-    simulated, real = {}, {}
+def pair_key(dims):
+    """Everything a run was: two runs with the same key differ only in backend."""
+    return tuple(sorted((k, str(v)) for k, v in dims.items() if k not in NOT_COMPARED_KEYS))
+
+
+def simulated_real_pairs(runs, table, keys):
+    """(simulated runs, real runs, label) for every setting run on both
+    backends; repeats of a setting are compared by their medians."""
+    simulated, real, labels = {}, {}, {}
     for run, dims in zip(runs, table):
+        key = pair_key(dims)
         if run.kind == "simulate":
-            simulated.setdefault(pair_key(run, dims), run)
+            simulated.setdefault(key, []).append(run)
         elif run.kind == "realnet":
-            real.setdefault(pair_key(run, dims), run)
-    return [(simulated[k], real[k]) for k in simulated if k in real]
+            real.setdefault(key, []).append(run)
+        labels.setdefault(key, label_of(dims, [k for k in keys if k != "backend"]))
+    return [(simulated[k], real[k], labels[k]) for k in simulated if k in real]
 
 
 COMPARED = [("time to finish (s)", "run_seconds"), ("examples per second", "examples_per_second"),
@@ -272,37 +317,40 @@ COMPARED = [("time to finish (s)", "run_seconds"), ("examples per second", "exam
 
 
 def step_durations(run):
+    """(step, seconds) of every step of replica 0: the first task of steps.csv,
+    which lists the chief first, or worker 0 where there is no chief."""
     rows = run_directories.read_csv(os.path.join(run.path, "steps.csv"))
-    chief = rows[0]["task"] if rows else None
+    first = rows[0]["task"] if rows else None
     points = []
     for row in rows:
-        if row["task"] != chief:
+        if row["task"] != first:
             continue
         start, end = number(row.get("start")), number(row.get("end"))
         if start is not None and end is not None:
             points.append((int(row["step"]), end - start))
-    return chief, points
+    return points
 
 
-def simulated_real_figure(pairs, labels, folder):
+def simulated_real_figure(pairs, folder):
     fig = figures.Figure("simulated-vs-real", "Simulated against real", panels=2)
     accuracy, steps, dashed = [], [], set()
-    for i, (sim, real) in enumerate(pairs):
-        for k, (run, what) in enumerate(((sim, "simulated"), (real, "real"))):
-            name = f"{labels[run.path]} ({what})" if len(pairs) > 1 else what
+    for i, (sims, reals, label) in enumerate(pairs):
+        for k, (run, what) in enumerate(((sims[0], "simulated"), (reals[0], "real"))):
+            name = f"{label} ({what})" if len(pairs) > 1 and label != "runs" else what
             # A colour per run; simulated runs dashed as well.
             accuracy.append((name, run.accuracy_curve(), 2 * i + k))
-            chief, durations = step_durations(run)
-            steps.append((name, [(s, 1000 * d) for s, d in durations], 2 * i + k))
+            steps.append((name, [(s, 1000 * d) for s, d in step_durations(run)], 2 * i + k))
             if what == "simulated":
                 dashed.add(name)
     figures.curves(fig, fig.axes[0], accuracy, "seconds (simulated, or wall-clock)",
                    "test accuracy", "Test accuracy against time", percent=True, dashed=dashed)
     figures.curves(fig, fig.axes[1], steps, "step", "milliseconds",
-                   "Duration of each of the chief's steps", dashed=dashed)
+                   "Duration of each step of replica 0", dashed=dashed)
     fig.save(folder)
-    caption = ("The same scenario simulated (dashed) and run on real sockets (solid): its"
-               " learning curve and the duration of every step of the chief.")
+    caption = ("The same scenario and settings simulated (dashed) and run on real sockets"
+               " (solid): the learning curve, and the duration of every step of replica 0 (the"
+               " chief, or worker 0)" + (", of the first run of each" if any(
+                   len(s) > 1 or len(r) > 1 for s, r, _ in pairs) else "") + ".")
     return ("simulated-vs-real", "Simulated against real", caption, fig.series)
 
 
@@ -364,14 +412,26 @@ def machines_section(runs):
     return markdown_table(["machine type"] + [h for _, h in present] + ["source"], rows) + "\n"
 
 
-def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, command):
+def code(text):
+    """Inline code that holds backticks too (CommonMark: a longer fence)."""
+    text = str(text).replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+def plain(text):
+    """Text for a Markdown line or cell: one line, no HTML."""
+    return html.escape(" ".join(str(text).split()), quote=False)
+
+
+def write_report(out, sweeps, runs, labels, made, pairs, target, target_given, keys, command):
     lines = []
     scenarios = sorted({run.scenario for run in runs})
     lines.append(f"# distlab report: {', '.join(scenarios)}\n")
     versions = sorted({str(run.summary.get("version")) for run in runs
                        if run.summary.get("version")})
-    lines.append(f"Made {datetime.date.today().isoformat()} by `{command}`"
-                 + (f" from runs of distlab {', '.join(f'`{v}`' for v in versions)}" if versions
+    lines.append(f"Made {datetime.date.today().isoformat()} by {code(command)}"
+                 + (f" from runs of distlab {', '.join(code(v) for v in versions)}" if versions
                     else "") + ".\n")
 
     lines.append("## What was run\n")
@@ -379,21 +439,23 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
     for run in runs:
         descriptions.setdefault(run.scenario, run.summary.get("description", ""))
     for name, description in descriptions.items():
-        lines.append(f"- Scenario **{name}**" + (f": {description}" if description else ""))
+        lines.append(f"- Scenario **{plain(name)}**" + (f": {plain(description)}"
+                                                         if description else ""))
     for sweep in sweeps:
         d = sweep.definition
-        lines.append(f"- Sweep of `{d.get('scenario')}` on {d.get('backend')}, "
+        lines.append(f"- Sweep of {code(d.get('scenario'))} on {d.get('backend')}, "
                      f"{len(d.get('points', []))} runs ({len(sweep.runs)} complete):")
         for vary in d.get("vary", []):
-            lines.append(f"  - `{vary['key']}` = {', '.join(map(str, vary['values']))}")
+            lines.append(f"  - {code(vary['key'])} = "
+                         + ", ".join(code(v) for v in vary["values"]))
         for text in d.get("set", []):
-            lines.append(f"  - every run: `--set {text}`")
+            lines.append(f"  - every run: {code('--set ' + text)}")
         for key in d.get("unset", []):
-            lines.append(f"  - every run: `--unset {key}`")
+            lines.append(f"  - every run: {code('--unset ' + key)}")
         if d.get("repeat", 1) > 1:
             lines.append(f"  - each point run {d['repeat']} times (figures: medians)")
     if keys:
-        lines.append(f"- What differs between the runs: {', '.join(keys)}")
+        lines.append(f"- What differs between the runs: {', '.join(code(k) for k in keys)}")
     lines.append(f"- Clock: {clock_unit(runs)}")
     lines.append("")
     shown = set()
@@ -403,9 +465,10 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
             continue
         shown.add(run.scenario)
         others = sum(1 for r in runs if r.scenario == run.scenario) - 1
-        lines.append(f"<details><summary>Scenario {run.scenario} as run by "
-                     f"{labels[run.path]}" + (f" ({'the other run differs' if others == 1 else f'the other {others} differ'}"
-                                              " in the values above)" if others and keys else "")
+        differ = "the other run differs" if others == 1 else f"the other {others} differ"
+        lines.append(f"<details><summary>Scenario {plain(run.scenario)} as run by "
+                     f"{plain(labels[run.path])}"
+                     + (f" ({differ} in the values above)" if others and keys else "")
                      + "</summary>\n")
         lines.append("```yaml\n" + text.rstrip() + "\n```\n</details>\n")
     lines.append("### Commands\n")
@@ -429,11 +492,14 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
         header.insert(-1, f"time to {100 * target:.0f}% (s)")
     rows = []
     for run in runs:
-        row = [labels[run.path], run.kind, run.strategy, fmt(run.figure("replicas"), "int"),
-               fmt(run.figure("run_seconds")), fmt(run.figure("examples_per_second"), "int"),
+        checkpoints = (run.summary.get("checkpoints") or {}).get("files") or \
+            (number(run.summary.get("checkpoint_seconds")) or 0) > 0
+        row = [plain(labels[run.path]), run.kind, run.strategy,
+               fmt(run.figure("replicas"), "int"), fmt(run.figure("run_seconds")),
+               fmt(run.figure("examples_per_second"), "int"),
                fmt(run.figure("communication_fraction"), "percent"),
                fmt(run.figure("bytes_per_step"), "bytes"),
-               fmt(run.figure("checkpoint_fraction"), "percent"),
+               fmt(run.figure("checkpoint_fraction"), "percent") if checkpoints else "none",
                fmt(run.figure("final_accuracy"))]
         if target is not None:
             row.insert(-1, fmt(run.seconds_to_accuracy(target)))
@@ -442,17 +508,19 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
     lines.append("Communication: the share of the tasks' busy time spent in transfers or waiting"
                  " for a peer. Checkpoints: the share spent writing them."
                  + (f" Time to {100 * target:.0f}%: when the chief's evaluation first reached"
-                    f" it ({'the target given' if TARGET_GIVEN[0] else '95% of the lowest best accuracy among the runs; --target-accuracy sets it'})."
+                    f" it ({target_source(target_given)})."
                     if target is not None else "") + "\n")
 
     if pairs:
         lines.append("## Simulated against real\n")
-        for sim, real in pairs:
-            lines.append(f"**{labels[sim.path]}** against **{labels[real.path]}**"
-                         f" (error = simulated / real - 1):\n")
+        lines.append("Each setting run on both backends: its figures simulated and real, and the"
+                     " error = simulated / real - 1 (medians where a setting ran several times).\n")
+        for sims, reals, label in pairs:
+            lines.append(f"**{plain(label)}**: {len(sims)} simulated, {len(reals)} real\n")
             rows = []
             for name, key in COMPARED:
-                s, r = sim.figure(key), real.figure(key)
+                s = median([r.figure(key) for r in sims])
+                r = median([run.figure(key) for run in reals])
                 kind = "percent" if key == "communication_fraction" else (
                     "bytes" if key == "bytes_per_step" else "plain")
                 rows.append([name, fmt(s, kind), fmt(r, kind), error_text(s, r)])
@@ -472,16 +540,17 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, co
         lines.append("## Runs missing\n")
         lines.append("These points of the sweep have no complete run directory (failed, or not run"
                      " yet; their logs are in the sweep's logs/):\n")
-        lines += [f"- {name}" for name in failed]
+        lines += [f"- {code(name)}" for name in failed]
         lines.append("")
     path = os.path.join(out, "report.md")
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    os.replace(path + ".tmp", path)
+    run_directories.write_atomically(path, "\n".join(lines).rstrip() + "\n")
     return path
 
 
-TARGET_GIVEN = [False]
+def target_source(given):
+    if given:
+        return "the target given"
+    return "95% of the lowest best accuracy among the runs; --target-accuracy sets it"
 
 
 def run_labels(runs, keys, table):
@@ -531,9 +600,9 @@ def main(argv=None):
                         help="the test accuracy of 'time to accuracy' (default: 95%% of the lowest"
                              " best accuracy of the runs)")
     args = parser.parse_args(argv)
-    command = " ".join(run_directories.shell_quote(a) for a in
-                       [os.environ.get("DISTLAB_COMMAND_NAME", "./report")] +
-                       (argv if argv is not None else sys.argv[1:]))
+    command = run_directories.shell_command(
+        [os.environ.get("DISTLAB_COMMAND_NAME", "./report")] +
+        (argv if argv is not None else sys.argv[1:]))
     try:
         try:
             sweeps, loose = run_directories.collect(args.paths)
@@ -558,22 +627,22 @@ def main(argv=None):
 
         keys, table = choose_dimensions(runs)
         labels = run_labels(runs, keys, table)
-        TARGET_GIVEN[0] = args.target_accuracy is not None
-        target = args.target_accuracy if args.target_accuracy is not None else default_target(runs)
-        made = []
-        if len(runs) > 1 and keys:
-            made += metric_figures(runs, keys, table, target, folder)
+        target_given = args.target_accuracy is not None
+        target = args.target_accuracy if target_given else default_target(runs)
+        made = metric_figures(runs, target, folder)
         breakdown = time_figure(runs, labels, folder)
         if breakdown:
             made.append(breakdown)
         accuracy = accuracy_figure(runs, labels, folder)
         if accuracy:
             made.append(accuracy)
-        pairs = simulated_real_pairs(runs, table)
+        pairs = simulated_real_pairs(runs, table, keys)
         if pairs:
-            made.append(simulated_real_figure(pairs, labels, folder))
-        path = write_report(out, sweeps, runs, labels, made, pairs, target, table, keys, command)
-        print(f"wrote {path} and {len(made)} figures in {folder}/ (PNG and SVG)")
+            made.append(simulated_real_figure(pairs, folder))
+        path = write_report(out, sweeps, runs, labels, made, pairs, target, target_given, keys,
+                            command)
+        print(f"wrote {path} and {len(made)} figure{'s' if len(made) != 1 else ''} in {folder}/"
+              " (PNG and SVG)")
         return EXIT_OK
     except BadInput as e:
         print(f"error: {e}", file=sys.stderr)

@@ -10,6 +10,8 @@ import math
 import os
 import re
 
+import yaml
+
 
 class NotARun(Exception):
     """A path that is no run directory, sweep or folder of them."""
@@ -20,6 +22,18 @@ def shell_quote(word):
     if word and re.fullmatch(r"[A-Za-z0-9@%+=:,./_-]+", word):
         return word
     return "'" + word.replace("'", "'\\''") + "'"
+
+
+def write_atomically(path, text):
+    """Writes a file under a temporary name, then renames it: never half a file."""
+    temporary = path + ".tmp"
+    with open(temporary, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def shell_command(args):
+    return " ".join(shell_quote(a) for a in args)
 
 
 def number(value):
@@ -77,6 +91,28 @@ class Run:
         with open(path) as f:
             return f.read()
 
+    def scenario_values(self):
+        """The scenario as it ran, flattened to dotted keys ("cluster.workers": "4");
+        {} without scenario.yaml. List values stay whole (one value)."""
+        text = self.scenario_text()
+        if text is None:
+            return {}
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return {}
+        values = {}
+
+        def flatten(prefix, node):
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    flatten(f"{prefix}.{key}" if prefix else str(key), child)
+            else:
+                values[prefix] = node if isinstance(node, (int, float, str)) else \
+                    json.dumps(node, sort_keys=True)
+        flatten("", document if isinstance(document, dict) else {})
+        return values
+
     def tasks(self):
         return self.summary.get("tasks", [])
 
@@ -102,9 +138,17 @@ class Run:
             if name == "run_seconds":
                 return number(s.get("wall_seconds"))
             if name == "examples_per_second":
-                rates = [number(e.get("examples_per_second")) for e in epochs]
-                rates = [r for r in rates if r is not None]
-                return sum(rates) / len(rates) if rates else None
+                # Every epoch's rate weighted by its time: all examples over
+                # all training seconds (curve.csv's seconds are cumulative).
+                examples, seconds, before = 0.0, 0.0, 0.0
+                for row in self.curve:
+                    rate, at = number(row.get("examples_per_second")), number(row.get("seconds"))
+                    if rate is None or at is None:
+                        continue
+                    examples += rate * (at - before)
+                    seconds += at - before
+                    before = at
+                return examples / seconds if seconds > 0 else None
             if name == "replicas":
                 return 1
             if name == "backend":
@@ -226,13 +270,15 @@ def collect(paths):
         elif os.path.isfile(os.path.join(path, "summary.json")):
             runs.append(load_run(path))
         elif os.path.isdir(path):
-            found = sorted(os.path.join(path, d) for d in os.listdir(path)
-                           if not d.startswith(".") and
-                           os.path.isfile(os.path.join(path, d, "summary.json")))
-            if not found:
+            folders = sorted(os.path.join(path, d) for d in os.listdir(path)
+                             if not d.startswith("."))
+            found_sweeps = [d for d in folders if os.path.isfile(os.path.join(d, "sweep.json"))]
+            found_runs = [d for d in folders if os.path.isfile(os.path.join(d, "summary.json"))]
+            if not found_sweeps and not found_runs:
                 raise NotARun(f"{path}: neither a run directory (summary.json), a sweep "
-                              "(sweep.json) nor a folder of run directories")
-            runs.extend(load_run(d) for d in found)
+                              "(sweep.json) nor a folder of them")
+            sweeps.extend(load_sweep(d) for d in found_sweeps)
+            runs.extend(load_run(d) for d in found_runs)
         else:
             raise NotARun(f"{path}: no such directory")
     return sweeps, runs

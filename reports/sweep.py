@@ -13,6 +13,7 @@ figures. DIR/sweep.json records the sweep itself, for ./report.
 
 import argparse
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -21,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -38,6 +40,15 @@ SUMMARY_COLUMNS = [
 ]
 
 
+# sweep.csv's own columns; a varied key with one of these names becomes "vary:KEY".
+RESERVED = {"point", "repeat", "status", "error"}
+
+
+def summary_column(name, varied_keys):
+    """A summary figure's column, renamed "summary:NAME" where a varied key has its name."""
+    return f"summary:{name}" if name in varied_keys else name
+
+
 class BadInput(Exception):
     """A mistake in the command line: exit status 2, one line."""
 
@@ -49,11 +60,7 @@ def parse_vary(text):
         raise BadInput(f"--vary {text}: expected KEY=V1,V2,... e.g. --vary cluster.workers=2,4,8")
     if any(not part for part in key.split(".")):
         raise BadInput(f"--vary {text}: key '{key}' has an empty part (write section.key)")
-    # A YAML flow value ([...] or {...}) may hold commas: it is one value.
-    if values.startswith("[") or values.startswith("{"):
-        items = [values]
-    else:
-        items = [v.strip() for v in values.split(",")]
+    items = split_values(values)
     if not items or any(v == "" for v in items):
         raise BadInput(f"--vary {text}: give one or more values, separated by commas")
     if len(set(items)) != len(items):
@@ -61,14 +68,41 @@ def parse_vary(text):
     return key, items
 
 
+# Folder names longer than this are shortened, with a hash of the values.
+MAX_NAME = 100
+
+
 def point_name(values, repeat, repeats):
-    """A folder name for a point: 'strategy.name=allreduce,cluster.workers=2' (and '#2')."""
-    name = ",".join(f"{k}={v}" for k, v in values)
-    for bad in "/\\\0\n":
-        name = name.replace(bad, "_")
+    """A folder name for a point: 'strategy.name=allreduce,cluster.workers=2' (and '#2').
+    Characters a folder name cannot hold, or that would read as a repeat,
+    become '_'; a name that had to change that way, or is too long, ends in
+    a hash of the values, so that two points never share a folder."""
+    text = ",".join(f"{k}={v}" for k, v in values)
+    name = "".join("_" if c in "/\\\0\n\r#" else c for c in text)
+    if name != text or len(name) > MAX_NAME:
+        digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+        name = name[:MAX_NAME - 9] + "~" + digest
     if repeats > 1:
         name += f"#{repeat}"
     return name or "base"
+
+
+def split_values(text):
+    """'1,2,4' -> ['1', '2', '4']; commas inside [...] or {...} (YAML flow
+    values) do not split: '[],[{task: chief, at_step: 3}]' is two values."""
+    values, depth, current = [], 0, ""
+    for c in text:
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        if c == "," and depth == 0:
+            values.append(current.strip())
+            current = ""
+        else:
+            current += c
+    values.append(current.strip())
+    return values
 
 
 class Sweep:
@@ -83,7 +117,8 @@ class Sweep:
         keys = [k for k, _ in varies]
         if len(set(keys)) != len(keys):
             raise BadInput("--vary: a key is varied twice; give all its values in one --vary")
-        clash = set(keys) & {s.partition("=")[0] for s in args.set} | set(keys) & set(args.unset)
+        fixed = {text.partition("=")[0] for text in args.set} | set(args.unset)
+        clash = set(keys) & fixed
         if clash:
             raise BadInput(f"--vary {sorted(clash)[0]}: the key is also given by --set or --unset")
         self.varies = varies
@@ -93,6 +128,10 @@ class Sweep:
             for repeat in range(1, args.repeat + 1):
                 self.points.append({"values": values, "repeat": repeat,
                                     "name": point_name(values, repeat, args.repeat)})
+        # The runs in flight, so that an interrupted sweep stops them all.
+        self.lock = threading.Lock()
+        self.running = set()
+        self.stopping = False
 
     # ---- one point ---------------------------------------------------------
 
@@ -129,6 +168,23 @@ class Sweep:
         return os.path.isfile(os.path.join(self.runs, point["name"], "summary.json"))
 
     def run_point(self, point):
+        """Runs one point; whatever goes wrong is this point's failure, not the sweep's."""
+        try:
+            return self.run_point_or_raise(point)
+        except OSError as e:
+            return point, False, 0.0, f"{e.strerror or e}: {e.filename or ''}".rstrip(": ")
+
+    def stop_all(self):
+        """Ends the runs in flight (each leads its own process group) and starts no more."""
+        with self.lock:
+            self.stopping = True
+            for process in self.running:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def run_point_or_raise(self, point):
         """Runs one point into a hidden folder, renamed when complete, so that a
         point interrupted or failed never looks done."""
         final = os.path.join(self.runs, point["name"])
@@ -139,12 +195,21 @@ class Sweep:
         binary = self.binaries[self.args.backend]
         started = time.monotonic()
         with open(log_path, "w") as log:
-            log.write("$ " + " ".join(run_directories.shell_quote(a) for a in args) + "\n")
+            log.write("$ " + run_directories.shell_command(args) + "\n")
             log.flush()
-            # argv[0] is the user's command (./simulate), so that the run
-            # directory records the command as it can be typed again.
-            status = subprocess.call(args, executable=binary, stdout=log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+            with self.lock:
+                if self.stopping:
+                    return point, False, 0.0, "not started: the sweep was interrupted"
+                # argv[0] is the user's command (./simulate), so that the run
+                # directory records the command as it can be typed again. Its
+                # own session: a terminal's Ctrl-C reaches the sweep alone,
+                # which stops every run it started.
+                process = subprocess.Popen(args, executable=binary, stdout=log,
+                                           stderr=subprocess.STDOUT, start_new_session=True)
+                self.running.add(process)
+            status = process.wait()
+            with self.lock:
+                self.running.discard(process)
         seconds = time.monotonic() - started
         if status != 0 or not os.path.isfile(os.path.join(partial, "summary.json")):
             shutil.rmtree(partial, ignore_errors=True)
@@ -168,9 +233,9 @@ class Sweep:
             "fidelity": self.args.fidelity,
             "command": self.command,
             "points": [{"name": p["name"], "values": dict(p["values"]), "repeat": p["repeat"],
-                        "command": " ".join(run_directories.shell_quote(a)
-                                            for a in self.arguments(p) + ["--out", os.path.join(
-                                                self.args.out, "runs", p["name"])])}
+                        "command": run_directories.shell_command(
+                            self.arguments(p) + ["--out", os.path.join(self.args.out, "runs",
+                                                                       p["name"])])}
                        for p in self.points],
         }
         path = os.path.join(self.out, "sweep.json")
@@ -183,31 +248,32 @@ class Sweep:
             if same != new:
                 raise BadInput(f"{self.args.out} holds another sweep ({old.get('command')}); "
                                "give another --out, or remove it")
-        write_atomically(path, json.dumps(definition, indent=2) + "\n")
+        run_directories.write_atomically(path, json.dumps(definition, indent=2) + "\n")
 
     def write_csv(self, failures):
         keys = [k for k, _ in self.varies]
         rows = []
         for point in self.points:
             row = {"point": point["name"], "repeat": point["repeat"]}
-            row.update(dict(point["values"]))
+            row.update({f"vary:{k}" if k in RESERVED else k: v for k, v in point["values"]})
             summary_path = os.path.join(self.runs, point["name"], "summary.json")
             if os.path.isfile(summary_path):
                 run = run_directories.load_run(os.path.dirname(summary_path))
                 row["status"] = "done"
                 for column in SUMMARY_COLUMNS:
-                    row[column] = run.figure(column)
+                    row[summary_column(column, keys)] = run.figure(column)
             else:
                 row["status"] = "failed" if point["name"] in failures else "not run"
                 row["error"] = failures.get(point["name"], "")
             rows.append(row)
-        columns = ["point", "repeat"] + keys + ["status"] + SUMMARY_COLUMNS + ["error"]
+        columns = (["point", "repeat"] + [f"vary:{k}" if k in RESERVED else k for k in keys]
+                   + ["status"] + [summary_column(c, keys) for c in SUMMARY_COLUMNS] + ["error"])
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: format_cell(row.get(k)) for k in columns})
-        write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
+        run_directories.write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
 
     def run(self):
         os.makedirs(self.runs, exist_ok=True)
@@ -244,37 +310,25 @@ class Sweep:
                             f"({run.describe_figures()}){eta}")
                     else:
                         failures[point["name"]] = error
+                        log = os.path.join(self.logs, point["name"] + ".log")
                         say(f"[{finished}/{total}] {point['name']}: FAILED after {seconds:.1f} s: "
-                            f"{error} (log: {os.path.relpath(os.path.join(self.logs, point['name'] + '.log'))}){eta}")
+                            f"{error} (log: {readable_path(log)}){eta}")
             except KeyboardInterrupt:
                 for future in futures:
                     future.cancel()
+                self.stop_all()
                 say("sweep: interrupted; the points done are kept, run the same command to go on")
-                stop_children()
                 self.write_csv(failures)
                 raise
         self.write_csv(failures)
         say(f"wrote {os.path.join(self.args.out, 'sweep.csv')} and "
             f"{os.path.join(self.args.out, 'runs')}/ ({total - len(failures)} of {total} runs done)")
         if failures:
-            say(f"sweep: {len(failures)} run(s) failed: " + ", ".join(sorted(failures))
-                + "; the others are complete")
+            done = total - len(failures)
+            say(f"sweep: {len(failures)} of {total} runs failed: " + ", ".join(sorted(failures))
+                + (f"; the other {done} are complete" if done else ""))
             return EXIT_FAILED
         return EXIT_OK
-
-
-def stop_children():
-    """Ends the runs in flight (each leads its own process group)."""
-    try:
-        children = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True,
-                                  text=True).stdout.split()
-    except OSError:
-        return
-    for pid in children:
-        try:
-            os.killpg(int(pid), signal.SIGTERM)
-        except (ProcessLookupError, ValueError, PermissionError):
-            pass
 
 
 def last_error(log_path, status):
@@ -286,7 +340,14 @@ def last_error(log_path, status):
         lines = []
     errors = [line for line in lines if line.startswith("error:")]
     why = errors[-1] if errors else (lines[-1] if len(lines) > 1 else "")
-    return f"exit status {status}" + (f": {why}" if why else "")
+    ended = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+    return ended + (f": {why}" if why else "")
+
+
+def readable_path(path):
+    """Relative to here when it is below here, else as it is."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def fix_recorded_out(partial, final):
@@ -299,14 +360,7 @@ def fix_recorded_out(partial, final):
     if isinstance(command, str):
         summary["command"] = command.replace(run_directories.shell_quote(partial),
                                              run_directories.shell_quote(final))
-        write_atomically(path, json.dumps(summary, indent=2) + "\n")
-
-
-def write_atomically(path, text):
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        f.write(text)
-    os.replace(temporary, path)
+        run_directories.write_atomically(path, json.dumps(summary, indent=2) + "\n")
 
 
 def format_cell(value):
@@ -331,6 +385,11 @@ def say(line):
     print(line, flush=True)
 
 
+def interrupt(signum, frame):
+    """SIGTERM and SIGHUP (a closed terminal) stop the sweep as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="./sweep",
@@ -338,7 +397,7 @@ def main(argv=None):
         description="Runs a scenario for every combination of the values of some of its keys,\n"
                     "each into its own run directory, and tabulates them in sweep.csv.",
         epilog="Examples:\n"
-               "  ./sweep scenarios/ps_4workers.yaml --vary strategy.name=allreduce,parameter_server\\\n"
+               "  ./sweep scenarios/ps_4workers.yaml --vary strategy.name=allreduce,parameter_server \\\n"
                "      --vary cluster.workers=2,4 --out runs/sweep-strategies\n"
                "  ./sweep scenarios/mnist_cnn_sync.yaml --vary cluster.machine=n1-standard-4,"
                "n1-standard-16 \\\n"
@@ -346,11 +405,13 @@ def main(argv=None):
                "  ./sweep scenarios/ps_4workers.yaml --vary cluster.workers=1,2 --backend realnet \\\n"
                "      --repeat 3 --out runs/real\n"
                "then: ./report DIR\n"
-               "Keys are the scenario's dotted keys, as --set takes them; a value that is a YAML\n"
-               "list or mapping ([...] or {...}) is one value. Varying strategy.name fits each\n"
-               "point to its strategy (keys it does not take are dropped, with a note in the log).\n"
+               "Keys are the scenario's dotted keys, as --set takes them; commas inside a YAML\n"
+               "list or mapping ([...] or {...}) do not split values. Varying strategy.name fits\n"
+               "each point to its strategy: keys it does not take are dropped and cluster counts\n"
+               "brought within its rule, with a note in the point's log.\n"
                "Run again with the same arguments, a sweep skips the points already done.\n"
-               "Exit status: 0 every run done, 1 a run failed (the others are kept), 2 bad input.")
+               "Exit status: 0 every run done, 1 a run failed (the others are kept), 2 bad input,\n"
+               "130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the runs in flight are stopped).")
     parser.add_argument("scenario", help="scenario file (YAML)")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="a key and its values (repeatable; the sweep is their cross product)")
@@ -361,7 +422,7 @@ def main(argv=None):
     parser.add_argument("--backend", choices=["simulate", "realnet"], default="simulate",
                         help="./simulate (default) or ./realnet --launch on this machine")
     parser.add_argument("--fidelity", choices=["full", "timing"],
-                        help="simulations' fidelity (default: the scenario's)")
+                        help="simulations' fidelity (default: the scenario's; not for realnet)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every point N times (real runs: to see their spread)")
     parser.add_argument("--jobs", type=int, default=0, metavar="J",
@@ -385,10 +446,14 @@ def main(argv=None):
         if not binaries[args.backend] or not os.access(binaries[args.backend], os.X_OK):
             raise BadInput(f"the {args.backend} program is not built "
                            "(run ./sweep, which builds it, or set DISTLAB_SIMULATE/DISTLAB_REALNET)")
-        command = " ".join(run_directories.shell_quote(a)
-                           for a in [os.environ.get("DISTLAB_COMMAND_NAME", "./sweep")] +
-                           (argv if argv is not None else sys.argv[1:]))
+        command = run_directories.shell_command(
+            [os.environ.get("DISTLAB_COMMAND_NAME", "./sweep")] +
+            (argv if argv is not None else sys.argv[1:]))
+        if args.fidelity and args.backend == "realnet":
+            raise BadInput("--fidelity is for simulations: real runs always compute for real")
         sweep = Sweep(args, binaries, command)
+        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGHUP, interrupt)
         return sweep.run()
     except BadInput as e:
         print(f"error: {e}", file=sys.stderr)

@@ -122,22 +122,29 @@ void set_key(const ConfigNode& doc, const Override& o, std::vector<ConfigNode::O
 
 // ---- fitting the document to a strategy set on the command line ------------
 
-// Whether an override sets `key` itself, or a section that holds it.
+// Whether an override sets or removes `key` itself, or a section that holds it.
 bool set_by_user(const std::vector<Override>& overrides, const std::string& key) {
   return std::any_of(overrides.begin(), overrides.end(), [&](const Override& o) {
-    return !o.unset && (o.key == key || key.rfind(o.key + ".", 0) == 0);
+    return o.key == key || key.rfind(o.key + ".", 0) == 0;
   });
 }
 
 // The strategy an override names, if one does (strategy.name=X, or a whole
 // strategy section).
 std::optional<std::string> strategy_set_by_user(const std::vector<Override>& overrides) {
-  if (!set_by_user(overrides, "strategy.name")) return std::nullopt;
-  std::optional<std::string> name;
+  std::optional<std::string> name;  // the last one given wins, as it does in the document
   for (const Override& o : overrides) {
     if (o.unset) continue;
     if (o.key == "strategy.name") name = o.value;
-    if (o.key == "strategy" && !o.value.empty() && o.value.front() == '{') name.reset();
+    if (o.key == "strategy" && !o.value.empty() && o.value.front() == '{') {
+      try {
+        const YAML::Node section = YAML::Load(o.value);
+        name.reset();
+        if (section.IsMap() && section["name"].IsScalar()) name = section["name"].Scalar();
+      } catch (const YAML::Exception&) {
+        name.reset();  // the scenario's checks report it
+      }
+    }
   }
   return name;
 }
@@ -198,13 +205,17 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
   auto change = [&](const RoleCount& role, int64_t to, const std::string& reason) {
     const std::string key = std::string("cluster.") + role.key;
     const bool present = cluster[role.key].IsDefined();
-    if (to == role.fallback && present) {
+    if (to == 0) {
       notes.push_back("note: " + key + ": " + std::to_string(current(role)) + " dropped " + why +
                       ", " + reason);
-      cluster.remove(role.key);
     } else {
       notes.push_back("note: " + key + ": " + (present ? std::to_string(current(role)) : "none") +
                       " -> " + std::to_string(to) + " " + why + ", " + reason);
+    }
+    // A count equal to the default is left out, as a scenario would write it.
+    if (to == role.fallback) {
+      if (present) cluster.remove(role.key);
+    } else {
       cluster[role.key] = to;
     }
   };
@@ -214,13 +225,14 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
     const int64_t count = current(role);
     if (role.range.contains(static_cast<int>(count))) continue;
     const int64_t to = count < role.range.min ? role.range.min : role.range.max;
-    const std::string reason = role.range.max == 0
-                                   ? "which has no " + role.noun
-                                   : "which needs " + std::to_string(role.range.min) +
-                                         (role.range.max == strategy::kAnyNumber
-                                              ? " or more "
-                                              : " to " + std::to_string(role.range.max) + " ") +
-                                         role.noun;
+    std::string needs = std::to_string(role.range.min) + " or more";
+    if (role.range.min == role.range.max) {
+      needs = "exactly " + std::to_string(role.range.min);
+    } else if (role.range.max != strategy::kAnyNumber) {
+      needs = std::to_string(role.range.min) + " to " + std::to_string(role.range.max);
+    }
+    const std::string reason = role.range.max == 0 ? "which has no " + role.noun
+                                                   : "which needs " + needs + " " + role.noun;
     change(role, to, reason);
   }
   // One-replica strategies (local): the workers beyond the chief go.

@@ -159,7 +159,7 @@ class SweepTest(Checks):
         self.assertEqual(series_count(os.path.join(figures, "time-per-task.svg")), 12)
         with open(os.path.join(out, "report.md")) as f:
             text = f.read()
-        for expected in ("## What was run", "`strategy.name` = allreduce, parameter_server",
+        for expected in ("## What was run", "`strategy.name` = `allreduce`, `parameter_server`",
                          "./sweep scenarios/ps_4workers.yaml", "./simulate scenarios/ps_4workers.yaml",
                          "`n1-standard-4`", "distlab `", "## Results", "(figures/time-per-task.svg)",
                          "<details><summary>Scenario ps_4workers as run by", "```yaml"):
@@ -228,7 +228,7 @@ class FailureTest(Checks):
         # The report shows what there is and names what is missing.
         run(report_command(out, "--out", os.path.join(self.work, "r")))
         with open(os.path.join(self.work, "r", "report.md")) as f:
-            self.assertIn("- cluster.workers=0x", f.read())
+            self.assertIn("- `cluster.workers=0x`", f.read())
 
     def test_bad_input_exits_2_with_a_line(self):
         for args, message in (
@@ -257,7 +257,17 @@ class FailureTest(Checks):
                          ("cluster.workers", ["1", "2", "4"]))
         self.assertEqual(sweep.parse_vary("faults=[{task: worker:1, at_step: 3}]"),
                          ("faults", ["[{task: worker:1, at_step: 3}]"]))
-        self.assertEqual(sweep.point_name([("a.b", "1"), ("c", "x/y")], 2, 3), "a.b=1,c=x_y#2")
+        self.assertEqual(sweep.point_name([("a.b", "1"), ("c", "x")], 2, 3), "a.b=1,c=x#2")
+        self.assertEqual(sweep.split_values("[],[{task: chief, at_step: 3}],4"),
+                         ["[]", "[{task: chief, at_step: 3}]", "4"])
+        # Values that a folder name cannot hold, or too long for one, end in a
+        # hash: two points never share a folder.
+        slash, underscore = (sweep.point_name([("c", v)], 1, 1) for v in ("x/y", "x_y"))
+        self.assertNotEqual(slash, underscore)
+        self.assertNotIn("/", slash)
+        long = sweep.point_name([("description", "x" * 300)], 1, 1)
+        self.assertLessEqual(len(long), sweep.MAX_NAME)
+        self.assertNotEqual(long, sweep.point_name([("description", "x" * 299)], 1, 1))
         # Quoted as run/provenance.cc quotes, so that commands compare equal.
         self.assertEqual(run_directories.shell_quote("x=$HOME"), "'x=$HOME'")
         self.assertEqual(run_directories.shell_quote("it's"), "'it'\\''s'")

@@ -456,6 +456,26 @@ TEST_CASE("Switching strategy from the command line fits the scenario to it, wit
           load_scenario(ps, {parse_override("strategy.name=allreduce"),
                              parse_override("strategy.mode=async")});
         }).find("strategy allreduce takes no mode") != std::string::npos);
+  // A count the user removed is the user's too: it is not put back.
+  CHECK(message_of<ConfigError>([&] {
+          load_scenario(
+              ps, {parse_override("strategy.name=parameter_server"), parse_unset("cluster.ps")});
+        }).find("strategy parameter_server needs ps: at least 1") != std::string::npos);
+  // A whole strategy section names the strategy too.
+  const Scenario section = load_scenario(ps, {parse_override("strategy={name: allreduce}")});
+  CHECK(section.strategy.kind == StrategyKind::kAllReduce);
+  CHECK(section.cluster.spec.ps == 0);
+  // Raising a count says so: mirrored needs its chief.
+  const std::string no_chief =
+      dir.write("no_chief.yaml",
+                "model: models/mnist_cnn.yaml\n"
+                "cluster: {machine: complex_model_m_gpu, chief: 0, workers: 2}\n"
+                "strategy: {name: allreduce}\n");
+  const Scenario mirrored = load_scenario(no_chief, {parse_override("strategy.name=mirrored")});
+  CHECK(mirrored.cluster.spec.chiefs == 1);
+  CHECK(mirrored.cluster.spec.workers == 0);
+  CHECK(has(mirrored.notes,
+            "cluster.chief: 0 -> 1 for strategy mirrored, which needs exactly 1 chief"));
   // Without a change of strategy, a key that does not fit is an error, as in a file.
   CHECK_THROWS_AS(load_scenario(ps, {parse_override("cluster.ps=0")}), ConfigError);
 }
