@@ -223,8 +223,11 @@ class Sweep:
     # ---- the whole sweep ---------------------------------------------------
 
     def write_definition(self):
+        with open(self.args.scenario, "rb") as f:
+            scenario_sha256 = hashlib.sha256(f.read()).hexdigest()
         definition = {
             "scenario": self.args.scenario,
+            "scenario_sha256": scenario_sha256,
             "backend": self.args.backend,
             "vary": [{"key": k, "values": v} for k, v in self.varies],
             "set": self.args.set,
@@ -242,12 +245,19 @@ class Sweep:
         if os.path.isfile(path):
             with open(path) as f:
                 old = json.load(f)
-            same = {k: old.get(k) for k in ("scenario", "backend", "vary", "set", "unset",
-                                             "repeat", "fidelity")}
-            new = {k: definition[k] for k in same}
+            # The same sweep, perhaps with other values of its keys: a point
+            # is named by its values, so the runs done stay valid.
+            fixed = ("scenario", "backend", "set", "unset", "repeat", "fidelity")
+            same = {k: old.get(k) for k in fixed}
+            same["keys"] = [v.get("key") for v in old.get("vary", [])]
+            new = {k: definition[k] for k in fixed}
+            new["keys"] = [k for k, _ in self.varies]
             if same != new:
                 raise BadInput(f"{self.args.out} holds another sweep ({old.get('command')}); "
                                "give another --out, or remove it")
+            if old.get("scenario_sha256") not in (None, scenario_sha256):
+                raise BadInput(f"{self.args.scenario} changed since {self.args.out} was begun: "
+                               "its runs would mix two versions; give another --out")
         run_directories.write_atomically(path, json.dumps(definition, indent=2) + "\n")
 
     def write_csv(self, failures):

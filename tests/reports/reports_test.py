@@ -141,6 +141,12 @@ class SweepTest(Checks):
         other = run(sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=3",
                                   "--out", self.out), expect=2)
         self.assertIn("holds another sweep", other)
+        # More values of the same keys: the points done are kept, the new one runs.
+        more = run(sweep_command("scenarios/ps_4workers.yaml",
+                                 "--vary", "strategy.name=allreduce,parameter_server",
+                                 "--vary", "cluster.workers=2,4,1", *SMALL_TAXI,
+                                 "--out", self.out))
+        self.assertIn("6 runs of scenarios/ps_4workers.yaml on simulate, 4 already done", more)
 
     def test_report_has_the_figures_checked(self):
         out = os.path.join(self.work, "report")
