@@ -14,7 +14,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullLocator, PercentFormatter  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    FuncFormatter, MaxNLocator, NullLocator, PercentFormatter)
 
 # Okabe & Ito, "Color Universal Design" (2008): blue, orange, bluish green,
 # vermillion, reddish purple, sky blue, yellow, black.
@@ -191,7 +192,8 @@ def time_bars(fig, ax, title, rows, unit):
     ax.set_ylabel(unit)
 
 
-def curves(fig, ax, series, x_label, y_label, title, percent=False, dashed=()):
+def curves(fig, ax, series, x_label, y_label, title, percent=False, dashed=(),
+           integer_x=False):
     """Lines of (x, y) points, one per series; series named in `dashed` are
     drawn dashed (simulated beside real)."""
     drawn = False
@@ -209,6 +211,9 @@ def curves(fig, ax, series, x_label, y_label, title, percent=False, dashed=()):
     ax.set_ylabel(y_label)
     if percent:
         percent_axis(ax)
+    if integer_x:  # steps: no tick between two of them
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if drawn:
-        ax.legend(loc="best", frameon=False)
+        # Long enough handles that a dashed line reads as dashed.
+        ax.legend(loc="best", frameon=False, handlelength=3.5)
     return drawn

@@ -345,7 +345,7 @@ def simulated_real_figure(pairs, folder):
     figures.curves(fig, fig.axes[0], accuracy, "seconds (simulated, or wall-clock)",
                    "test accuracy", "Test accuracy against time", percent=True, dashed=dashed)
     figures.curves(fig, fig.axes[1], steps, "step", "milliseconds",
-                   "Duration of each step of replica 0", dashed=dashed)
+                   "Duration of each step of replica 0", dashed=dashed, integer_x=True)
     fig.save(folder)
     caption = ("The same scenario and settings simulated (dashed) and run on real sockets"
                " (solid): the learning curve, and the duration of every step of replica 0 (the"
