@@ -41,7 +41,8 @@ Message text_message(Tag tag, const std::string& text) {
   message.tag = tag;
   message.version = static_cast<int64_t>(text.size());
   message.values.resize(floats);
-  std::memcpy(message.values.data(), padded.data(), padded.size());
+  // An empty vector's data() may be null, which memcpy must not get.
+  if (!padded.empty()) std::memcpy(message.values.data(), padded.data(), padded.size());
   message.bytes = padded.size();
   return message;
 }
@@ -54,7 +55,7 @@ std::string message_text(const Message& message) {
                 std::to_string(capacity) + "-byte payload");
   }
   std::string text(static_cast<std::size_t>(message.version), '\0');
-  std::memcpy(text.data(), message.values.data(), text.size());
+  if (!text.empty()) std::memcpy(text.data(), message.values.data(), text.size());
   return text;
 }
 
