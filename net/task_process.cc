@@ -192,11 +192,7 @@ int run_task_process(const TaskProcessOptions& o) {
     result.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     run::write_run_directory(run_directory, result);
-    if (!o.quiet) {
-      std::printf("%s", run::format_summary_table(result).c_str());
-      std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}%s\n",
-                  run_directory.c_str(), scenario.checkpoint.enabled() ? " and checkpoints/" : "");
-    }
+    if (!o.quiet) std::printf("%s", run::format_run_written(run_directory, result).c_str());
   }
   return 0;
 }

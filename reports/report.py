@@ -600,9 +600,7 @@ def main(argv=None):
                         help="the test accuracy of 'time to accuracy' (default: 95%% of the lowest"
                              " best accuracy of the runs)")
     args = parser.parse_args(argv)
-    command = run_directories.shell_command(
-        [os.environ.get("DISTLAB_COMMAND_NAME", "./report")] +
-        (argv if argv is not None else sys.argv[1:]))
+    command = run_directories.invoked_command("./report", argv)
     try:
         try:
             sweeps, loose = run_directories.collect(args.paths)

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import sys
 
 import yaml
 
@@ -34,6 +35,14 @@ def write_atomically(path, text):
 
 def shell_command(args):
     return " ".join(shell_quote(a) for a in args)
+
+
+def invoked_command(name, argv):
+    """How this program was invoked, to record: the root script's name as the
+    user typed it (DISTLAB_COMMAND_NAME, set by ./sweep and ./report), then
+    the arguments."""
+    return shell_command([os.environ.get("DISTLAB_COMMAND_NAME", name)] +
+                         (argv if argv is not None else sys.argv[1:]))
 
 
 def number(value):
@@ -161,7 +170,6 @@ class Run:
                 s.get("checkpoint_seconds"),
                 sum(number(s.get(k)) or 0 for k in ("compute_seconds", "communication_seconds",
                                                     "waiting_seconds", "checkpoint_seconds"))),
-            "workers": lambda: sum(1 for t in self.tasks() if t.get("role") == "worker"),
             "best_accuracy": lambda: max((a for a in self.accuracies()), default=None),
         }
         if name in derived:
@@ -239,14 +247,12 @@ def load_run(path, sweep_values=None, point=None):
 
 
 class Sweep:
+    """A sweep folder: its definition (sweep.json) and its complete runs."""
+
     def __init__(self, path, definition, runs):
         self.path = path
         self.definition = definition
         self.runs = runs
-
-    @property
-    def keys(self):
-        return [v["key"] for v in self.definition.get("vary", [])]
 
 
 def load_sweep(path):

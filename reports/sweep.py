@@ -289,12 +289,12 @@ class Sweep:
         os.makedirs(self.runs, exist_ok=True)
         os.makedirs(self.logs, exist_ok=True)
         self.write_definition()
-        todo = [p for p in self.points if not self.done(p)]
-        skipped = len(self.points) - len(todo)
+        pending = [p for p in self.points if not self.done(p)]
+        skipped = len(self.points) - len(pending)
         total = len(self.points)
         say(f"sweep: {total} runs of {self.args.scenario} on {self.args.backend}"
             + (f", {skipped} already done" if skipped else "")
-            + (f", {self.jobs()} at a time" if self.jobs() > 1 and todo else ""))
+            + (f", {self.jobs()} at a time" if self.jobs() > 1 and pending else ""))
         if self.args.backend == "simulate" and self.args.repeat > 1 and \
                 "seed" not in [k for k, _ in self.varies]:
             say("sweep: note: simulations are deterministic; repeats differ only if the seed does")
@@ -303,7 +303,7 @@ class Sweep:
         started = time.monotonic()
         durations = []
         with ThreadPoolExecutor(max_workers=self.jobs()) as pool:
-            futures = [pool.submit(self.run_point, p) for p in todo]
+            futures = [pool.submit(self.run_point, p) for p in pending]
             try:
                 for future in as_completed(futures):
                     point, ok, seconds, error = future.result()
@@ -456,9 +456,7 @@ def main(argv=None):
         if not binaries[args.backend] or not os.access(binaries[args.backend], os.X_OK):
             raise BadInput(f"the {args.backend} program is not built "
                            "(run ./sweep, which builds it, or set DISTLAB_SIMULATE/DISTLAB_REALNET)")
-        command = run_directories.shell_command(
-            [os.environ.get("DISTLAB_COMMAND_NAME", "./sweep")] +
-            (argv if argv is not None else sys.argv[1:]))
+        command = run_directories.invoked_command("./sweep", argv)
         if args.fidelity and args.backend == "realnet":
             raise BadInput("--fidelity is for simulations: real runs always compute for real")
         sweep = Sweep(args, binaries, command)

@@ -444,6 +444,12 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   }
 }
 
+std::string format_run_written(const std::string& dir, const RunResult& r) {
+  return format_summary_table(r) +
+         fmt::format("wrote {}/{{summary.json,steps.csv,curve.csv,timeline.json}}{}\n", dir,
+                     r.checkpoint.enabled() ? " and checkpoints/" : "");
+}
+
 std::string format_summary_table(const RunResult& r) {
   const Totals totals = totals_of(r.tasks);
   std::string out;

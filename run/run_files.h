@@ -27,4 +27,8 @@ void write_run_directory(const std::string& dir, const RunResult& result);
 // A table for the terminal: the run's totals, then one row per task.
 std::string format_summary_table(const RunResult& result);
 
+// What every command prints once its run directory is written: the table,
+// then the files written to `dir`.
+std::string format_run_written(const std::string& dir, const RunResult& result);
+
 }  // namespace distlab::run

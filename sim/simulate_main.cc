@@ -99,11 +99,7 @@ int simulate_command(const Options& o) {
   }
 
   run::write_run_directory(dir, result);
-  if (!o.quiet) {
-    std::printf("%s", run::format_summary_table(result).c_str());
-    std::printf("wrote %s/{summary.json,steps.csv,curve.csv,timeline.json}%s\n", dir.c_str(),
-                scenario.checkpoint.enabled() ? " and checkpoints/" : "");
-  }
+  if (!o.quiet) std::printf("%s", run::format_run_written(dir, result).c_str());
   return 0;
 }
 

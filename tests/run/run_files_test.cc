@@ -471,3 +471,14 @@ TEST_CASE("the scenario as it ran is kept beside the results, when known") {
   distlab::run::write_run_directory((tmp.path / "with").string(), r);
   CHECK(read(tmp.path / "with" / "scenario.yaml") == r.provenance.scenario_text);
 }
+
+TEST_CASE("after the table, a command names the files it wrote, checkpoints when there are") {
+  RunResult r = three_tasks();
+  const std::string without = distlab::run::format_run_written("runs/a", r);
+  CHECK(without.rfind(distlab::run::format_summary_table(r), 0) == 0);
+  CHECK(without.find("wrote runs/a/{summary.json,steps.csv,curve.csv,timeline.json}\n") !=
+        std::string::npos);
+  r.checkpoint.every_steps = 10;
+  CHECK(distlab::run::format_run_written("runs/a", r).find("timeline.json} and checkpoints/\n") !=
+        std::string::npos);
+}
