@@ -311,7 +311,11 @@ def simulated_real_pairs(runs, table, keys):
 
 
 COMPARED = [("time to finish (s)", "run_seconds"), ("examples per second", "examples_per_second"),
+            ("examples per second, from the first step", "training_examples_per_second"),
+            ("start-up before the first step (s)", "startup_seconds"),
+            ("median step of replica 0 (s)", "median_step_seconds"),
             ("communication share", "communication_fraction"),
+            ("waiting share", "waiting_fraction"),
             ("bytes sent per step", "bytes_per_step"), ("final test accuracy", "final_accuracy"),
             ("final test loss", "final_loss")]
 

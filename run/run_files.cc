@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <system_error>
@@ -75,6 +76,32 @@ struct Totals {
   }
   double communication_fraction() const { return fraction(compute, communication, waiting); }
 };
+
+// When training began on the run's clock: the earliest step start of any
+// task. Before it, a real run starts processes, loads data and connects;
+// a simulation starts at its first step.
+double training_start(const std::vector<TaskLog>& tasks) {
+  double start = std::numeric_limits<double>::infinity();
+  for (const TaskLog& t : tasks) {
+    for (const strategy::StepRecord& s : t.steps) start = std::min(start, s.start);
+  }
+  return std::isfinite(start) ? start : 0.0;
+}
+
+// The median step of replica 0 (the first task with steps: the chief, or
+// worker 0): the step time a user reads off a profile.
+double median_step_seconds(const std::vector<TaskLog>& tasks) {
+  for (const TaskLog& t : tasks) {
+    if (t.steps.empty()) continue;
+    std::vector<double> durations;
+    durations.reserve(t.steps.size());
+    for (const strategy::StepRecord& s : t.steps) durations.push_back(s.end - s.start);
+    std::sort(durations.begin(), durations.end());
+    const std::size_t n = durations.size();
+    return n % 2 == 1 ? durations[n / 2] : (durations[n / 2 - 1] + durations[n / 2]) / 2;
+  }
+  return std::nan("");
+}
 
 Totals totals_of(const std::vector<TaskLog>& tasks) {
   Totals totals;
@@ -199,6 +226,14 @@ std::string summary_json(const RunResult& r) {
   summary["fidelity"] = r.fidelity;
   summary["seed"] = r.seed;
   summary["isa"] = run_isa(r.tasks);
+  if (!r.placement.kind.empty()) {
+    json placement{{"kind", r.placement.kind}};
+    if (r.placement.host_cores > 0) placement["host_cores"] = r.placement.host_cores;
+    if (r.placement.threads_per_task > 0) {
+      placement["threads_per_task"] = r.placement.threads_per_task;
+    }
+    summary["placement"] = placement;
+  }
   if (is_simulated(r)) summary["simulated_seconds"] = number(r.run_seconds);
   summary["run_seconds"] = number(r.run_seconds);
   summary["wall_seconds"] = number(r.wall_seconds);
@@ -212,6 +247,13 @@ std::string summary_json(const RunResult& r) {
   summary["steps"] = r.steps;
   summary["examples"] = r.examples;
   summary["examples_per_second"] = number(ratio(static_cast<double>(r.examples), r.run_seconds));
+  // The same, from the first step on: what a simulation, which starts at
+  // its first step, predicts of a real run.
+  const double startup = training_start(r.tasks);
+  summary["startup_seconds"] = number(startup);
+  summary["training_examples_per_second"] =
+      number(ratio(static_cast<double>(r.examples), r.run_seconds - startup));
+  summary["median_step_seconds"] = number(median_step_seconds(r.tasks));
   summary["compute_seconds"] = number(totals.compute);
   summary["communication_seconds"] = number(totals.communication);
   summary["waiting_seconds"] = number(totals.waiting);
@@ -238,6 +280,9 @@ std::string summary_json(const RunResult& r) {
   summary["failures"] = std::move(failures);
   summary["start_step"] = r.start_step;
   summary["communication_fraction"] = number(totals.communication_fraction());
+  // Of that, the share spent waiting for a peer rather than transferring.
+  summary["waiting_fraction"] =
+      number(fraction(totals.compute + totals.communication, 0, totals.waiting));
   summary["bytes_sent"] = totals.bytes_sent;
   summary["bytes_received"] = totals.bytes_received;
   // Bytes per role: what the chief, the workers and the parameter servers

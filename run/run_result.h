@@ -23,6 +23,15 @@ struct Failure {
   double recovery_seconds = 0;  // from the failure until the task(s) ran again
 };
 
+// Where the tasks ran: each on a host of its own ("per_task"), or all on
+// one host sharing its cores ("one_host": ./realnet --launch, or a
+// simulation with cluster.placement: one_host).
+struct RunPlacement {
+  std::string kind;          // "per_task", "one_host"; "" when not known
+  int host_cores = 0;        // cores of the shared host (one_host); 0 when not known
+  int threads_per_task = 0;  // compute threads each task used; 0 when not known
+};
+
 struct RunResult {
   std::string scenario;  // scenario name (file stem)
   std::string description;
@@ -43,8 +52,8 @@ struct RunResult {
   std::string resumed_from;
   int64_t start_step = 0;
   strategy::CheckpointConfig checkpoint;  // the scenario's checkpoint settings
-  int64_t examples = 0;  // examples trained on, all replicas together, every life of each
-  double final_loss = 0;                  // NaN in timing fidelity
+  int64_t examples = 0;   // examples trained on, all replicas together, every life of each
+  double final_loss = 0;  // NaN in timing fidelity
   double final_accuracy = 0;
   std::string weights_sha256;            // empty in timing fidelity
   uint64_t spans_dropped = 0;            // timeline spans beyond the per-task limit
@@ -55,6 +64,7 @@ struct RunResult {
   std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
   std::vector<Failure> failures;                 // in the order they happened
   Provenance provenance;  // the command, distlab's version, the machine types
+  RunPlacement placement;
 };
 
 }  // namespace distlab::run

@@ -150,9 +150,13 @@ void check_cluster_rule(const ConfigNode& node, const strategy::StrategyDescript
 ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConfig& strategy,
                             const std::vector<std::string>& machine_types) {
   const ConfigNode node = root.at("cluster");
-  node.allow_only(
-      {"machine", "chief", "workers", "ps", "chief_machine", "worker_machine", "ps_machine"});
+  node.allow_only({"machine", "chief", "workers", "ps", "chief_machine", "worker_machine",
+                   "ps_machine", "placement"});
   ClusterConfig config;
+  config.placement =
+      node.get_choice("placement", "per_task", {"per_task", "one_host"}) == "one_host"
+          ? Placement::kOneHost
+          : Placement::kPerTask;
   const std::string machine = machine_name(node.at("machine"), machine_types);
   auto machine_or_default = [&](const std::string& key) {
     auto found = node.find(key);

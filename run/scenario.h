@@ -15,6 +15,7 @@
 //     workers: 4
 //     ps: 1
 //     ps_machine: n1-highmem-8            # optional: chief_machine, worker_machine, ps_machine
+//     placement: per_task                 # per_task: a host each | one_host: all share one
 //   strategy:
 //     name: parameter_server              # local | allreduce | parameter_server | mirrored
 //     mode: async                         # parameter_server: async | sync
@@ -65,8 +66,14 @@ struct NetworkConfig {
   NetworkModel model = NetworkModel::kCm02;
 };
 
+// Where the simulated tasks run: each on a host of its own, as on a cloud
+// cluster, or all on one host of the chief's machine type, sharing its
+// cores and talking over its loopback, as `./realnet --launch` runs them.
+enum class Placement { kPerTask, kOneHost };
+
 struct ClusterConfig {
   strategy::ClusterSpec spec;
+  Placement placement = Placement::kPerTask;
   std::string chief_machine;
   std::string worker_machine;
   std::string ps_machine;

@@ -8,26 +8,36 @@ namespace distlab::sim {
 
 ComputeDevice cpu_device(const MachineType& machine) {
   return {.name = machine.name + " cpu",
-          .effective_flops = machine.cpu_peak_flops * machine.cpu_efficiency,
-          .memory_bandwidth = machine.memory_bandwidth,
-          .launch_seconds = 0};
+          .rates = machine.cpu_rates,
+          .launch_seconds = 0,
+          .threads = machine.cpu_threads};
 }
 
 ComputeDevice gpu_device(const GpuType& gpu) {
   return {.name = gpu.name,
-          .effective_flops = gpu.peak_flops * gpu.efficiency,
-          .memory_bandwidth = gpu.memory_bandwidth,
-          .launch_seconds = gpu.kernel_launch_seconds};
+          .rates = gpu.rates,
+          .launch_seconds = gpu.kernel_launch_seconds,
+          .threads = 0};
+}
+
+ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
+                             double launch_seconds) {
+  ComputeDevice device{.name = std::move(name), .rates = {}, .launch_seconds = launch_seconds};
+  device.rates.fill({.op_seconds = 0, .flops = flops, .bytes_per_second = memory_bandwidth});
+  return device;
 }
 
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device) {
-  if (!(device.effective_flops > 0) || !(device.memory_bandwidth > 0)) {
-    throw Error("device '" + device.name +
-                "' has no compute rate or memory bandwidth: cannot time '" + work.label + "'");
-  }
   double seconds = 0;
   for (const auto& item : work.items) {
-    seconds += std::max(item.flops / device.effective_flops, item.bytes / device.memory_bandwidth) +
+    const OpRates& rates = rates_of(device.rates, item.kind);
+    if (!(rates.flops > 0) || !(rates.bytes_per_second > 0)) {
+      throw Error("device '" + device.name + "' has no compute rate or memory bandwidth for " +
+                  strategy::op_kind_name(item.kind) + " operations: cannot time '" + work.label +
+                  "'");
+    }
+    seconds += item.ops * rates.op_seconds +
+               std::max(item.flops / rates.flops, item.bytes / rates.bytes_per_second) +
                item.kernels * device.launch_seconds;
   }
   return seconds;

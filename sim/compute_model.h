@@ -1,7 +1,10 @@
-// Time of a piece of work on a simulated device, by the roofline model: each
-// kernel group takes the longer of its arithmetic at the device's effective
-// peak and its memory traffic at the device's memory bandwidth, and each
-// kernel launch adds a fixed overhead (GPUs only).
+// Time of a piece of work on a simulated device. Each operation costs a
+// fixed overhead per dispatch (the framework's and the threading's, which
+// dominates small layers), then the longer of its arithmetic and its memory
+// traffic at the rates of its kind (a roofline per kind: dense products,
+// convolutions, embeddings and element-wise passes reach different
+// fractions of a device's peak), and each kernel launch adds a fixed
+// overhead (GPUs only).
 #pragma once
 
 #include "sim/machine.h"
@@ -10,14 +13,19 @@
 namespace distlab::sim {
 
 struct ComputeDevice {
-  std::string name;             // "n1-standard-4 cpu", "k80"
-  double effective_flops = 0;   // peak times efficiency
-  double memory_bandwidth = 0;  // bytes/s
-  double launch_seconds = 0;    // per kernel
+  std::string name;           // "n1-standard-4 cpu", "k80"
+  DeviceRates rates;          // per kind of operation
+  double launch_seconds = 0;  // per kernel
+  // Threads a task's compute runs on (one_host placement shares the host's
+  // cores among tasks by this count); 0 on GPUs.
+  int threads = 0;
 };
 
 ComputeDevice cpu_device(const MachineType& machine);
 ComputeDevice gpu_device(const GpuType& gpu);
+// Every kind at the same rates, no dispatch overhead (tests, simple models).
+ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
+                             double launch_seconds);
 
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device);
 

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
+#include <set>
 
 #include "common/config_node.h"
 #include "common/error.h"
@@ -27,10 +30,88 @@ constexpr double kMaxGbps = 100'000;
 constexpr double kMaxMemoryGiB = 1'000'000;
 constexpr double kMaxFileMs = 60'000;  // a minute per file
 
+// A figure that must be above zero (as_double's range includes its ends).
+double positive(const ConfigNode& node, double max) {
+  const double value = node.as_double(0, max);
+  if (value <= 0) node.fail("must be above 0");
+  return value;
+}
+
+// A CPU's or GPU's figures for one kind of operation: the fraction of peak
+// it reaches and its fixed cost per dispatch.
+struct KindFigures {
+  double efficiency = 0;
+  double op_seconds = 0;
+};
+
+constexpr std::array<strategy::OpKind, strategy::kOpKinds> kAllKinds = {
+    strategy::OpKind::kDense, strategy::OpKind::kConvolution, strategy::OpKind::kEmbedding,
+    strategy::OpKind::kElementwise};
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> names;
+  for (strategy::OpKind kind : kAllKinds) names.emplace_back(strategy::op_kind_name(kind));
+  return names;
+}
+
+// `efficiency` and `op_us` of an entry, then `kinds: {dense: {efficiency,
+// op_us}, ...}` for the kinds that differ.
+std::array<KindFigures, strategy::kOpKinds> kind_figures(const ConfigNode& entry) {
+  const double efficiency = entry.at("efficiency").as_double(0, 1);
+  if (efficiency <= 0) entry.at("efficiency").fail("must be above 0");
+  const double op_seconds = entry.get_double("op_us", 0, 0, 1e6) * 1e-6;
+  std::array<KindFigures, strategy::kOpKinds> figures;
+  figures.fill({efficiency, op_seconds});
+  if (auto kinds = entry.find("kinds")) {
+    const auto names = kind_names();
+    kinds->allow_only(names);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      auto node = kinds->find(names[k]);
+      if (!node) continue;
+      node->allow_only({"efficiency", "op_us"});
+      figures[k].efficiency = node->get_double("efficiency", efficiency, 0, 1);
+      if (figures[k].efficiency <= 0) node->at("efficiency").fail("must be above 0");
+      figures[k].op_seconds = node->get_double("op_us", op_seconds * 1e6, 0, 1e6) * 1e-6;
+    }
+  }
+  return figures;
+}
+
+DeviceRates rates_from(const std::array<KindFigures, strategy::kOpKinds>& kinds, double peak,
+                       double memory_bandwidth) {
+  DeviceRates rates;
+  for (std::size_t k = 0; k < rates.size(); ++k) {
+    rates[k] = {.op_seconds = kinds[k].op_seconds,
+                .flops = peak * kinds[k].efficiency,
+                .bytes_per_second = memory_bandwidth};
+  }
+  return rates;
+}
+
+// A machine's calibrated `compute:` block: the threads it was measured at
+// and, for every kind, {op_us, gflops, gb_per_s} as ./calibrate fitted them.
+DeviceRates calibrated_rates(const ConfigNode& compute, int& threads) {
+  auto names = kind_names();
+  std::vector<std::string> allowed = names;
+  allowed.emplace_back("threads");
+  compute.allow_only(allowed);
+  threads = static_cast<int>(compute.at("threads").as_int(1, 4096));
+  DeviceRates rates;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const ConfigNode node = compute.at(names[k]);
+    node.allow_only({"op_us", "gflops", "gb_per_s"});
+    rates[k] = {.op_seconds = node.at("op_us").as_double(0, 1e6) * 1e-6,
+                .flops = positive(node.at("gflops"), 1e9) * 1e9,
+                .bytes_per_second = positive(node.at("gb_per_s"), kMaxBandwidthGB) * kGB};
+  }
+  return rates;
+}
+
 // What a vCPU computes, and how much memory bandwidth a machine of it gets.
 struct CpuPlatform {
   double flops_per_vcpu = 0;  // peak FLOP/s of one vCPU
-  double efficiency = 0;
+  double efficiency = 0;      // of every kind not in kinds
+  std::array<KindFigures, strategy::kOpKinds> kinds;
   double memory_per_vcpu = 0;  // bytes/s
   double memory_max = 0;       // bytes/s
 };
@@ -49,20 +130,14 @@ struct Interconnect {
   double latency = 0;    // seconds
 };
 
-// A figure that must be above zero (as_double's range includes its ends).
-double positive(const ConfigNode& node, double max) {
-  const double value = node.as_double(0, max);
-  if (value <= 0) node.fail("must be above 0");
-  return value;
-}
-
-// An entry's `name`: present, not empty, not used by an earlier entry.
-template <typename Map>
-std::string entry_name(const ConfigNode& entry, const Map& earlier) {
+// An entry's `name`: present, not empty, not used by an earlier entry of
+// the same list in the same file (an overlay may replace an entry of the
+// file before it).
+std::string entry_name(const ConfigNode& entry, std::set<std::string>& named_in_file) {
   const ConfigNode node = entry.at("name");
   std::string name = node.as_string();
   if (name.empty()) node.fail("must not be empty");
-  if (earlier.count(name)) node.fail("name '" + name + "' given twice");
+  if (!named_in_file.insert(name).second) node.fail("name '" + name + "' given twice");
   return name;
 }
 
@@ -109,85 +184,169 @@ std::vector<std::string> closest_names(const std::string& word, std::vector<std:
                   close.empty() ? "known: " + join(known) : "did you mean " + join(close) + "?"));
 }
 
-}  // namespace
+// Reads catalog files one after the other into the same tables: a later
+// file's entry replaces an earlier one of the same name.
+class CatalogReader {
+ public:
+  explicit CatalogReader(MachineCatalog::Tables& tables) : t_(tables) {}
+  void read(const std::string& path);
 
-MachineCatalog MachineCatalog::load(const std::string& path) {
+ private:
+  void read_cpus(const ConfigNode& root);
+  void read_series(const ConfigNode& root);
+  void read_interconnects(const ConfigNode& root);
+  void read_gpus(const ConfigNode& root);
+  void read_machines(const ConfigNode& root, bool required);
+  MachineType machine_of_platform(const ConfigNode& e);
+
+  MachineCatalog::Tables& t_;
+  std::map<std::string, CpuPlatform> cpus_;
+  std::map<std::string, Series> series_;
+  std::map<std::string, Interconnect> links_;
+  std::map<std::string, std::string> gpu_link_;  // each GPU's usual interconnect
+};
+
+void CatalogReader::read(const std::string& path) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.allow_only({"cpus", "series", "interconnects", "gpus", "machines"});
+  const bool first = t_.machines.empty();
+  if (first) list_size(root, "cpus", true);  // the catalog itself must list CPUs
+  read_cpus(root);
+  read_series(root);
+  read_interconnects(root);
+  read_gpus(root);
+  read_machines(root, first);
+}
 
-  MachineCatalog catalog;
-  catalog.path_ = path;
-
-  std::map<std::string, CpuPlatform> cpus;
-  const std::size_t cpu_count = list_size(root, "cpus", true);
-  for (std::size_t i = 0; i < cpu_count; ++i) {
+void CatalogReader::read_cpus(const ConfigNode& root) {
+  std::set<std::string> named;
+  const std::size_t count = list_size(root, "cpus", false);
+  for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("cpus")[i];
-    e.allow_only({"name", "description", "ghz", "flops_per_cycle_per_vcpu", "efficiency",
-                  "memory_gb_per_s_per_vcpu", "memory_gb_per_s_max"});
-    const std::string name = entry_name(e, cpus);
+    e.allow_only({"name", "description", "ghz", "flops_per_cycle_per_vcpu", "efficiency", "op_us",
+                  "kinds", "memory_gb_per_s_per_vcpu", "memory_gb_per_s_max"});
+    const std::string name = entry_name(e, named);
     CpuPlatform cpu;
     cpu.flops_per_vcpu =
         positive(e.at("ghz"), 10) * kGHz * positive(e.at("flops_per_cycle_per_vcpu"), 1024);
     cpu.efficiency = positive(e.at("efficiency"), 1);
+    cpu.kinds = kind_figures(e);
     cpu.memory_per_vcpu = positive(e.at("memory_gb_per_s_per_vcpu"), kMaxBandwidthGB) * kGB;
     cpu.memory_max = positive(e.at("memory_gb_per_s_max"), kMaxBandwidthGB) * kGB;
-    cpus[name] = cpu;
+    cpus_[name] = cpu;
   }
-  const auto cpu_names = names_of(cpus);
+}
 
-  std::map<std::string, Series> series;
-  const std::size_t series_count = list_size(root, "series", false);
-  for (std::size_t i = 0; i < series_count; ++i) {
+void CatalogReader::read_series(const ConfigNode& root) {
+  std::set<std::string> named;
+  const auto cpu_names = names_of(cpus_);
+  const std::size_t count = list_size(root, "series", false);
+  for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("series")[i];
     e.allow_only({"name", "description", "cpu", "nic_gbps_per_vcpu", "nic_gbps_max",
                   "disk_write_mb_per_s", "disk_file_ms"});
-    const std::string name = entry_name(e, series);
+    const std::string name = entry_name(e, named);
     Series s;
     s.cpu = e.at("cpu").as_choice(cpu_names);
     s.nic_per_vcpu = positive(e.at("nic_gbps_per_vcpu"), kMaxGbps) * kGbit;
     s.nic_max = positive(e.at("nic_gbps_max"), kMaxGbps) * kGbit;
     s.disk_write = positive(e.at("disk_write_mb_per_s"), kMaxBandwidthGB * 1000) * kMB;
     s.disk_file = e.get_double("disk_file_ms", 0, 0, kMaxFileMs) * 1e-3;
-    series[name] = s;
+    series_[name] = s;
   }
-  const auto series_names = names_of(series);
+}
 
-  std::map<std::string, Interconnect> links;
-  const std::size_t link_count = list_size(root, "interconnects", false);
-  for (std::size_t i = 0; i < link_count; ++i) {
+void CatalogReader::read_interconnects(const ConfigNode& root) {
+  std::set<std::string> named;
+  const std::size_t count = list_size(root, "interconnects", false);
+  for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("interconnects")[i];
     e.allow_only({"name", "description", "gb_per_s", "latency_us"});
-    const std::string name = entry_name(e, links);
-    links[name] = {.bandwidth = positive(e.at("gb_per_s"), kMaxBandwidthGB) * kGB,
-                   .latency = e.at("latency_us").as_double(0, 1e6) * kMicro};
+    const std::string name = entry_name(e, named);
+    links_[name] = {.bandwidth = positive(e.at("gb_per_s"), kMaxBandwidthGB) * kGB,
+                    .latency = e.at("latency_us").as_double(0, 1e6) * kMicro};
   }
-  const auto link_names = names_of(links);
+}
 
-  std::map<std::string, std::string> gpu_link;  // each GPU's usual interconnect
-  const std::size_t gpu_count = list_size(root, "gpus", false);
-  for (std::size_t i = 0; i < gpu_count; ++i) {
+void CatalogReader::read_gpus(const ConfigNode& root) {
+  std::set<std::string> named;
+  const auto link_names = names_of(links_);
+  const std::size_t count = list_size(root, "gpus", false);
+  for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("gpus")[i];
     e.allow_only({"name", "description", "peak_tflops", "memory_gb_per_s", "memory_gib",
-                  "launch_us", "efficiency", "interconnect"});
+                  "launch_us", "efficiency", "op_us", "kinds", "interconnect"});
     GpuType gpu;
-    gpu.name = entry_name(e, catalog.gpus_);
+    gpu.name = entry_name(e, named);
     gpu.peak_flops = positive(e.at("peak_tflops"), 10'000) * kTera;
     gpu.memory_bandwidth = positive(e.at("memory_gb_per_s"), kMaxBandwidthGB) * kGB;
     gpu.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
     gpu.kernel_launch_seconds = e.at("launch_us").as_double(0, 1e6) * kMicro;
     gpu.efficiency = positive(e.at("efficiency"), 1);
-    gpu_link[gpu.name] = e.at("interconnect").as_choice(link_names);
-    catalog.gpus_[gpu.name] = gpu;
+    gpu.rates = rates_from(kind_figures(e), gpu.peak_flops, gpu.memory_bandwidth);
+    gpu_link_[gpu.name] = e.at("interconnect").as_choice(link_names);
+    t_.gpus[gpu.name] = gpu;
   }
-  const auto gpu_names = names_of(catalog.gpus_);
+}
 
-  const std::size_t machine_count = list_size(root, "machines", true);
-  if (machine_count == 0) root.at("machines").fail("the catalog lists no machine types");
-  for (std::size_t i = 0; i < machine_count; ++i) {
+MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
+  MachineType m;
+  std::optional<Series> s;
+  std::string cpu_name;
+  if (auto series_node = e.find("series")) {
+    const std::string series_name = series_node->as_choice(names_of(series_));
+    s = series_.at(series_name);
+    cpu_name = s->cpu;
+    m.description = series_name + " series on " + cpu_name;
+  } else {
+    cpu_name = e.at("cpu").as_choice(names_of(cpus_));
+    m.description = cpu_name;
+  }
+  const CpuPlatform& cpu = cpus_.at(cpu_name);
+  m.vcpus = static_cast<int>(e.at("vcpus").as_int(1, 4096));
+  m.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
+  m.cpu_peak_flops = m.vcpus * cpu.flops_per_vcpu;
+  m.cpu_efficiency = cpu.efficiency;
+  m.memory_bandwidth = std::min(m.vcpus * cpu.memory_per_vcpu, cpu.memory_max);
+  m.cpu_rates = rates_from(cpu.kinds, m.cpu_peak_flops, m.memory_bandwidth);
+  m.cpu_threads = m.vcpus;
+  if (auto compute = e.find("compute")) {
+    m.cpu_rates = calibrated_rates(*compute, m.cpu_threads);
+    m.calibrated = true;
+  }
+  if (auto loopback = e.find("loopback")) {
+    loopback->allow_only({"latency_us", "gb_per_s"});
+    m.loopback = {.latency = loopback->at("latency_us").as_double(0, 1e6) * kMicro,
+                  .bandwidth = positive(loopback->at("gb_per_s"), kMaxBandwidthGB) * kGB};
+  }
+  // Network and disk: the machine's own figure, or its series' rule.
+  if (e.has("nic_gbps") || !s) {
+    m.nic_bandwidth = positive(e.at("nic_gbps"), kMaxGbps) * kGbit;
+  } else {
+    m.nic_bandwidth = std::min(m.vcpus * s->nic_per_vcpu, s->nic_max);
+  }
+  if (e.has("disk_write_mb_per_s") || !s) {
+    m.disk_write_bandwidth = positive(e.at("disk_write_mb_per_s"), kMaxBandwidthGB * 1000) * kMB;
+  } else {
+    m.disk_write_bandwidth = s->disk_write;
+  }
+  m.disk_file_seconds = e.has("disk_file_ms") || !s
+                            ? e.get_double("disk_file_ms", 0, 0, kMaxFileMs) * 1e-3
+                            : s->disk_file;
+  return m;
+}
+
+void CatalogReader::read_machines(const ConfigNode& root, bool required) {
+  std::set<std::string> named;
+  const std::size_t count = list_size(root, "machines", required);
+  if (required && count == 0) root.at("machines").fail("the catalog lists no machine types");
+  const auto gpu_names = names_of(t_.gpus);
+  const auto link_names = names_of(links_);
+  for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("machines")[i];
     e.allow_only({"name", "description", "base", "series", "cpu", "vcpus", "memory_gib", "nic_gbps",
-                  "disk_write_mb_per_s", "disk_file_ms", "gpus"});
-    const std::string name = entry_name(e, catalog.machines_);
+                  "disk_write_mb_per_s", "disk_file_ms", "compute", "loopback", "gpus"});
+    const std::string name = entry_name(e, named);
     const int kinds = int(e.has("base")) + int(e.has("series")) + int(e.has("cpu"));
     if (kinds != 1) {
       e.fail("give exactly one of 'base', 'series' or 'cpu'",
@@ -197,16 +356,16 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
 
     MachineType m;
     if (auto base = e.find("base")) {
-      for (const char* key :
-           {"vcpus", "memory_gib", "nic_gbps", "disk_write_mb_per_s", "disk_file_ms"}) {
+      for (const char* key : {"vcpus", "memory_gib", "nic_gbps", "disk_write_mb_per_s",
+                              "disk_file_ms", "compute", "loopback"}) {
         if (auto given = e.find(key)) {
           given->fail("not allowed beside 'base'", "the machine takes it from its base");
         }
       }
       const std::string base_name = base->as_string();
-      auto found = catalog.machines_.find(base_name);
-      if (found == catalog.machines_.end()) {
-        const std::string guess = closest_match(base_name, names_of(catalog.machines_));
+      auto found = t_.machines.find(base_name);
+      if (found == t_.machines.end() || base_name == name) {
+        const std::string guess = closest_match(base_name, names_of(t_.machines));
         base->fail("unknown machine type '" + base_name + "'",
                    guess.empty() ? "a base must be listed above the machine that names it"
                                  : "did you mean '" + guess + "'?");
@@ -214,38 +373,7 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
       m = found->second;
       m.description = base_name;
     } else {
-      std::optional<Series> s;
-      std::string cpu_name;
-      if (auto series_node = e.find("series")) {
-        const std::string series_name = series_node->as_choice(series_names);
-        s = series.at(series_name);
-        cpu_name = s->cpu;
-        m.description = series_name + " series on " + cpu_name;
-      } else {
-        cpu_name = e.at("cpu").as_choice(cpu_names);
-        m.description = cpu_name;
-      }
-      const CpuPlatform& cpu = cpus.at(cpu_name);
-      m.vcpus = static_cast<int>(e.at("vcpus").as_int(1, 4096));
-      m.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
-      m.cpu_peak_flops = m.vcpus * cpu.flops_per_vcpu;
-      m.cpu_efficiency = cpu.efficiency;
-      m.memory_bandwidth = std::min(m.vcpus * cpu.memory_per_vcpu, cpu.memory_max);
-      // Network and disk: the machine's own figure, or its series' rule.
-      if (e.has("nic_gbps") || !s) {
-        m.nic_bandwidth = positive(e.at("nic_gbps"), kMaxGbps) * kGbit;
-      } else {
-        m.nic_bandwidth = std::min(m.vcpus * s->nic_per_vcpu, s->nic_max);
-      }
-      if (e.has("disk_write_mb_per_s") || !s) {
-        m.disk_write_bandwidth =
-            positive(e.at("disk_write_mb_per_s"), kMaxBandwidthGB * 1000) * kMB;
-      } else {
-        m.disk_write_bandwidth = s->disk_write;
-      }
-      m.disk_file_seconds = e.has("disk_file_ms") || !s
-                                ? e.get_double("disk_file_ms", 0, 0, kMaxFileMs) * 1e-3
-                                : s->disk_file;
+      m = machine_of_platform(e);
     }
     m.name = name;
 
@@ -253,39 +381,62 @@ MachineCatalog MachineCatalog::load(const std::string& path) {
       gpus->allow_only({"type", "count", "interconnect"});
       m.gpu = gpus->at("type").as_choice(gpu_names);
       m.gpu_count = static_cast<int>(gpus->at("count").as_int(1, 64));
-      const std::string link = gpus->get_choice("interconnect", gpu_link.at(m.gpu), link_names);
-      m.bus_bandwidth = links.at(link).bandwidth;
-      m.bus_latency = links.at(link).latency;
+      const std::string link = gpus->get_choice("interconnect", gpu_link_.at(m.gpu), link_names);
+      m.bus_bandwidth = links_.at(link).bandwidth;
+      m.bus_latency = links_.at(link).latency;
       m.description += fmt::format(" + {} x {} on {}", m.gpu_count, m.gpu, link);
     }
     if (auto description = e.find("description")) m.description += "; " + description->as_string();
-    catalog.machines_[name] = m;
+    t_.machines[name] = m;
+  }
+}
+
+}  // namespace
+
+MachineCatalog MachineCatalog::load(const std::string& path) {
+  return load(std::vector<std::string>{path});
+}
+
+MachineCatalog MachineCatalog::load(const std::vector<std::string>& paths) {
+  MachineCatalog catalog;
+  CatalogReader reader(catalog.tables_);
+  for (const std::string& path : paths) {
+    reader.read(path);
+    catalog.path_ += (catalog.path_.empty() ? "" : " + ") + path;
   }
   return catalog;
 }
 
+std::string MachineCatalog::default_overlay_path() {
+  if (const char* overlay = std::getenv("DISTLAB_MACHINES_OVERLAY")) return overlay;
+  return DISTLAB_SOURCE_DIR "/scenarios/machines.local.yaml";
+}
+
 MachineCatalog MachineCatalog::load_default() {
-  return load(DISTLAB_SOURCE_DIR "/scenarios/machines.yaml");
+  std::vector<std::string> paths = {DISTLAB_SOURCE_DIR "/scenarios/machines.yaml"};
+  const std::string overlay = default_overlay_path();
+  if (!overlay.empty() && std::filesystem::exists(overlay)) paths.push_back(overlay);
+  return load(paths);
 }
 
 const MachineType& MachineCatalog::machine(const std::string& name) const {
-  auto found = machines_.find(name);
-  if (found == machines_.end()) unknown_name("machine type", name, path_, machine_names());
+  auto found = tables_.machines.find(name);
+  if (found == tables_.machines.end()) unknown_name("machine type", name, path_, machine_names());
   return found->second;
 }
 
 const GpuType& MachineCatalog::gpu(const std::string& name) const {
-  auto found = gpus_.find(name);
-  if (found == gpus_.end()) unknown_name("GPU type", name, path_, names_of(gpus_));
+  auto found = tables_.gpus.find(name);
+  if (found == tables_.gpus.end()) unknown_name("GPU type", name, path_, names_of(tables_.gpus));
   return found->second;
 }
 
 bool MachineCatalog::has_machine(const std::string& name) const {
-  return machines_.count(name) > 0;
+  return tables_.machines.count(name) > 0;
 }
 
 std::vector<std::string> MachineCatalog::machine_names() const {
-  return names_of(machines_);
+  return names_of(tables_.machines);
 }
 
 }  // namespace distlab::sim

@@ -3,11 +3,35 @@
 // egress cap, disk) and of the accelerators attached to them.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "strategy/work.h"
+
 namespace distlab::sim {
+
+// What a device does with one kind of operation (strategy::OpKind): a
+// fixed cost per dispatch, then the longer of its arithmetic and its
+// memory traffic at these rates.
+struct OpRates {
+  double op_seconds = 0;        // per dispatch: framework and threading overhead
+  double flops = 0;             // FLOP/s this kind reaches
+  double bytes_per_second = 0;  // memory traffic this kind streams
+};
+using DeviceRates = std::array<OpRates, strategy::kOpKinds>;
+
+inline const OpRates& rates_of(const DeviceRates& rates, strategy::OpKind kind) {
+  return rates[static_cast<std::size_t>(kind)];
+}
+
+// The loopback path between processes of one machine, as the real runtime
+// sees it (one way, runtime to runtime): the link of `one_host` placement.
+struct Loopback {
+  double latency = 0;    // seconds
+  double bandwidth = 0;  // bytes/s, shared by every flow
+};
 
 // One accelerator model (a GPU die, as the framework sees it).
 struct GpuType {
@@ -16,7 +40,8 @@ struct GpuType {
   double memory_bandwidth = 0;  // bytes/s
   double memory_bytes = 0;
   double kernel_launch_seconds = 0;  // fixed overhead per kernel launch
-  double efficiency = 0;             // fraction of peak that NN kernels reach
+  double efficiency = 0;  // fraction of peak that NN kernels reach (default of every kind)
+  DeviceRates rates;      // per kind of operation
 };
 
 struct MachineType {
@@ -24,10 +49,14 @@ struct MachineType {
   std::string description;  // where the figures come from, in a few words
   int vcpus = 0;
   double memory_bytes = 0;
-  double cpu_peak_flops = 0;        // FP32 FLOP/s of all vCPUs together
-  double cpu_efficiency = 0;        // fraction of peak that NN kernels reach
-  double memory_bandwidth = 0;      // bytes/s, host memory
-  double nic_bandwidth = 0;         // bytes/s, egress cap
+  double cpu_peak_flops = 0;    // FP32 FLOP/s of all vCPUs together
+  double cpu_efficiency = 0;    // fraction of peak that NN kernels reach (default of every kind)
+  DeviceRates cpu_rates;        // per kind of operation, at cpu_threads threads
+  int cpu_threads = 0;          // compute threads the rates assume: all vCPUs unless calibrated
+  bool calibrated = false;      // cpu_rates and loopback measured by ./calibrate
+  Loopback loopback;            // between processes of this machine
+  double memory_bandwidth = 0;  // bytes/s, host memory
+  double nic_bandwidth = 0;     // bytes/s, egress cap
   double disk_write_bandwidth = 0;  // bytes/s
   double disk_file_seconds = 0;     // fixed cost of writing one file (create, fsync, rename)
   int gpu_count = 0;
@@ -46,8 +75,15 @@ class MachineCatalog {
  public:
   // Reads a catalog; errors are ConfigErrors naming file, line and key.
   static MachineCatalog load(const std::string& path);
-  // The catalog shipped in scenarios/machines.yaml.
+  // Reads a catalog and then overlays on it, in order: each overlay has the
+  // catalog's shape, and an entry replaces the entry of its list with the
+  // same name (./calibrate's machines.local.yaml replaces `local`).
+  static MachineCatalog load(const std::vector<std::string>& paths);
+  // The catalog shipped in scenarios/machines.yaml, with the overlay that
+  // ./calibrate writes (default_overlay_path()) when there is one.
   static MachineCatalog load_default();
+  // scenarios/machines.local.yaml, or $DISTLAB_MACHINES_OVERLAY when set.
+  static std::string default_overlay_path();
 
   // Throws InputError listing the closest names for an unknown type.
   const MachineType& machine(const std::string& name) const;
@@ -55,10 +91,15 @@ class MachineCatalog {
   bool has_machine(const std::string& name) const;
   std::vector<std::string> machine_names() const;
 
+  // What the catalog holds, filled in by its reader (machine.cc).
+  struct Tables {
+    std::map<std::string, MachineType> machines;
+    std::map<std::string, GpuType> gpus;
+  };
+
  private:
-  std::string path_;  // the file it was read from, for error messages
-  std::map<std::string, MachineType> machines_;
-  std::map<std::string, GpuType> gpus_;
+  std::string path_;  // the files it was read from, for error messages
+  Tables tables_;
 };
 
 }  // namespace distlab::sim

@@ -61,12 +61,64 @@ ClusterPlan plan_devices_of_one_host(const run::Scenario& scenario, const Machin
   return plan;
 }
 
+// Every task on one host of the chief's machine type, sharing its cores and
+// its loopback.
+ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
+  const strategy::ClusterSpec& spec = scenario.cluster.spec;
+  const MachineType& machine = machine_for(scenario, catalog, spec.tasks().front().role);
+  for (const strategy::TaskId task : spec.tasks()) {
+    if (scenario.cluster.machine_of(task.role) != machine.name) {
+      throw ConfigError(scenario.path, 0, "cluster.placement",
+                        std::string("one_host puts every task on one machine, but the ") +
+                            strategy::role_name(task.role) + " tasks are on " +
+                            scenario.cluster.machine_of(task.role) + ", not " + machine.name,
+                        "give every role the same machine type, or placement: per_task");
+    }
+  }
+  if (!(machine.loopback.bandwidth > 0)) {
+    throw ConfigError(scenario.path, 0, "cluster.placement",
+                      "one_host needs the loopback figures of machine type " + machine.name +
+                          ", and the catalog has none",
+                      "use machine: local (./calibrate measures it), or add loopback: "
+                      "{latency_us, gb_per_s} to the machine type");
+  }
+  if (machine.gpu_count > 0) {
+    throw ConfigError(scenario.path, 0, "cluster.placement",
+                      "one_host shares a machine's CPU cores; " + machine.name +
+                          " has GPUs, which one_host does not share",
+                      "placement: per_task");
+  }
+  ClusterPlan plan;
+  plan.cluster = spec;
+  plan.one_host = true;
+  plan.cores = machine.vcpus;
+  plan.loopback = machine.loopback;
+  // A bandwidth in the scenario: links of their own between the tasks
+  // (network namespaces on the one machine), each NIC half the latency.
+  plan.loopback_shared = !(scenario.network.bandwidth > 0);
+  for (const strategy::TaskId task : spec.tasks()) {
+    plan.hosts.push_back({.name = host_name(task),
+                          .machine = machine.name,
+                          .device = cpu_device(machine),
+                          .link_bandwidth = plan.loopback_shared ? machine.loopback.bandwidth
+                                                                 : scenario.network.bandwidth,
+                          .link_latency = plan.loopback_shared
+                                              ? machine.loopback.latency
+                                              : scenario.network.latency_seconds / 2,
+                          .disk = disk_of(machine)});
+  }
+  return plan;
+}
+
 }  // namespace
 
 ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog) {
   if (strategy::describe(scenario.strategy.kind).placement ==
       strategy::Placement::kDevicesOfOneHost) {
     return plan_devices_of_one_host(scenario, catalog);
+  }
+  if (scenario.cluster.placement == run::Placement::kOneHost) {
+    return plan_one_host(scenario, catalog);
   }
   ClusterPlan plan;
   plan.cluster = scenario.cluster.spec;
@@ -103,7 +155,60 @@ void configure_network_model(run::NetworkModel model) {
   }
 }
 
+namespace {
+
+// A host per task for its messages, and one more, kSharedCpuHost with
+// plan.cores cores, where every task computes. Messages go through one
+// loopback link that all flows share, or, when the scenario sets a
+// bandwidth (tasks in network namespaces joined by rate-limited links),
+// through each task's own full-duplex link of that bandwidth.
+std::vector<simgrid::s4u::Host*> build_one_host(const ClusterPlan& plan) {
+  auto* zone = simgrid::s4u::create_full_zone("one-host");
+  simgrid::s4u::Host* cpu = zone->create_host(kSharedCpuHost, kCoreSpeed);
+  cpu->set_core_count(plan.cores);
+  cpu->seal();
+  std::vector<simgrid::s4u::Host*> hosts;
+  std::vector<simgrid::s4u::SplitDuplexLink*> nics;
+  simgrid::s4u::Link* loopback = nullptr;
+  if (plan.loopback_shared) {
+    loopback = zone->create_link("loopback", plan.loopback.bandwidth);
+    loopback->set_latency(plan.loopback.latency);
+    loopback->seal();
+  }
+  for (const HostPlan& h : plan.hosts) {
+    simgrid::s4u::Host* host = zone->create_host(h.name, kCoreSpeed);
+    host->seal();
+    hosts.push_back(host);
+    if (!loopback) {
+      auto* nic = zone->create_split_duplex_link(h.name + "/nic", h.link_bandwidth);
+      nic->set_latency(h.link_latency);
+      nic->seal();
+      nics.push_back(nic);
+    }
+  }
+  using simgrid::s4u::LinkInRoute;
+  for (std::size_t a = 0; a < hosts.size(); ++a) {
+    for (std::size_t b = 0; b < hosts.size(); ++b) {
+      if (a == b) continue;
+      std::vector<LinkInRoute> route;
+      if (loopback) {
+        route = {LinkInRoute(loopback)};
+      } else {
+        route = {LinkInRoute(nics[a], LinkInRoute::Direction::UP),
+                 LinkInRoute(nics[b], LinkInRoute::Direction::DOWN)};
+      }
+      zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr, route,
+                      false);
+    }
+  }
+  zone->seal();
+  return hosts;
+}
+
+}  // namespace
+
 std::vector<simgrid::s4u::Host*> build_platform(const ClusterPlan& plan) {
+  if (plan.one_host) return build_one_host(plan);
   auto* zone = simgrid::s4u::create_star_zone("cluster");
   std::vector<simgrid::s4u::Host*> hosts;
   hosts.reserve(plan.hosts.size());

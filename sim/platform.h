@@ -3,6 +3,12 @@
 // full-duplex link (its NIC: bandwidth from the machine type or the
 // scenario, half the host-to-host latency). A mirrored scenario is one
 // machine: its devices are the hosts and its bus (PCIe or NVLink) the links.
+// With `placement: one_host`, every task runs on one machine of the chief's
+// type, as `./realnet --launch` runs them: their computations share its
+// cores (they execute on one multi-core host, and SimGrid divides its cores
+// among the executions on it) and their messages share its loopback (the
+// machine type's calibrated figures), or, when the scenario sets a
+// bandwidth, go through links of their own (tasks in network namespaces).
 #pragma once
 
 #include <string>
@@ -32,6 +38,13 @@ struct HostPlan {
 struct ClusterPlan {
   strategy::ClusterSpec cluster;  // the tasks the strategy sees
   std::vector<HostPlan> hosts;    // one per task, in cluster order
+  // one_host placement: every task computes on one host of `cores` cores;
+  // messages share its loopback link (loopback_shared), or go through
+  // links of the hosts' link_* figures (the scenario's bandwidth).
+  bool one_host = false;
+  int cores = 0;
+  Loopback loopback;
+  bool loopback_shared = true;
 };
 
 // Checks the scenario's machine types against the catalog (InputError
@@ -46,7 +59,15 @@ std::vector<run::MachineFacts> machine_facts(const ClusterPlan& plan,
 // Configures SimGrid's network model (before the platform is built).
 void configure_network_model(run::NetworkModel model);
 
-// Creates the hosts and links of the plan in the current engine.
+// Creates the hosts and links of the plan in the current engine: a host per
+// task, in cluster order (with one_host, the same host for every task).
 std::vector<simgrid::s4u::Host*> build_platform(const ClusterPlan& plan);
+
+// Speed of one core of a simulated host. Compute time comes from the
+// compute model; a shared host turns it into work of this many FLOP per
+// second so that SimGrid can share the cores (sim_runtime.cc).
+inline constexpr double kCoreSpeed = 1e9;
+// The host every task of a one_host plan computes on.
+inline constexpr const char* kSharedCpuHost = "one-host/cpu";
 
 }  // namespace distlab::sim

@@ -1,7 +1,10 @@
 #include "sim/sim_runtime.h"
 
+#include <algorithm>
 #include <simgrid/s4u.hpp>
 #include <string>
+
+#include "sim/platform.h"
 
 namespace distlab::sim {
 
@@ -45,12 +48,24 @@ void MailboxTable::release_receivers() const {
 
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
-                       ComputeDevice device, Disk disk)
+                       ComputeDevice device, Disk disk, int shared_cores)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
       disk_(disk),
-      ordinal_(cluster.ordinal(self)) {}
+      ordinal_(cluster.ordinal(self)),
+      compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0) {}
+
+void SimRuntime::spend_compute(double seconds) {
+  if (compute_threads_ == 0) {
+    simgrid::s4u::this_actor::sleep_for(seconds);
+    return;
+  }
+  // Alone, each of the threads computes at one core's speed for `seconds`;
+  // beside other tasks' executions, SimGrid shares the cores among all.
+  if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, compute_threads_);
+}
 
 double SimRuntime::now() const {
   return simgrid::s4u::Engine::get_clock() + unslept_;
@@ -82,7 +97,7 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   if (unslept_ >= kComputeResolution) {
     const double seconds = unslept_;
     unslept_ = 0;
-    simgrid::s4u::this_actor::sleep_for(seconds);
+    spend_compute(seconds);
   }
 }
 
@@ -96,8 +111,9 @@ void SimRuntime::store(uint64_t bytes, const std::function<void()>& io_fn) {
   // The file is written for real (it is what a later run resumes from) but
   // takes the simulated disk's time, not this machine's; it appears once
   // that time has passed, so a task killed while writing leaves none.
-  const double seconds = unslept_ + checkpoint_seconds(bytes, disk_);
+  if (unslept_ > 0) spend_compute(unslept_);
   unslept_ = 0;
+  const double seconds = checkpoint_seconds(bytes, disk_);
   if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
   if (full_fidelity() && io_fn) io_fn();
 }

@@ -48,8 +48,12 @@ double checkpoint_seconds(uint64_t bytes, const Disk& disk);
 
 class SimRuntime : public strategy::Runtime {
  public:
+  // `shared_cores`: 0 when the task has its host to itself (its compute is
+  // a sleep of the model's time), else the cores of the host it shares
+  // with other tasks (its compute is an execution on min(device.threads,
+  // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
-             const MailboxTable& mailboxes, ComputeDevice device, Disk disk);
+             const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0);
 
   double now() const override;
 
@@ -63,8 +67,13 @@ class SimRuntime : public strategy::Runtime {
   const MailboxTable& mailboxes_;
   ComputeDevice device_;
   Disk disk_;
+  // Spends `seconds` of compute (as timed alone) on the task's host.
+  void spend_compute(double seconds);
+
   int ordinal_;
-  double unslept_ = 0;  // compute time not yet slept (below the resolution)
+  int compute_threads_ = 0;                     // on a shared host; 0: the host is the task's own
+  simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
+  double unslept_ = 0;                          // compute time not yet slept (below the resolution)
 };
 
 }  // namespace distlab::sim

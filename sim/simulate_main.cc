@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -35,11 +36,21 @@ struct Options {
   std::string out;
   std::string resume;
   std::optional<int64_t> checkpoint_every;
-  std::string machines = DISTLAB_SOURCE_DIR "/scenarios/machines.yaml";
+  std::vector<std::string> machines;  // empty: the shipped catalog and ./calibrate's overlay
   int threads = 2;
   bool quiet = false;
   std::string command;  // the command line, for summary.json
 };
+
+// The machine types a scenario's tasks run on, each once.
+std::vector<std::string> used_machine_types(const run::Scenario& scenario) {
+  std::vector<std::string> types;
+  for (const strategy::TaskId task : scenario.cluster.spec.tasks()) {
+    const std::string& machine = scenario.cluster.machine_of(task.role);
+    if (std::find(types.begin(), types.end(), machine) == types.end()) types.push_back(machine);
+  }
+  return types;
+}
 
 int simulate_command(const Options& o) {
   std::vector<run::Override> overrides;
@@ -50,8 +61,16 @@ int simulate_command(const Options& o) {
   if (o.checkpoint_every) {
     overrides.push_back({"checkpoint.every_steps", std::to_string(*o.checkpoint_every)});
   }
-  const sim::MachineCatalog catalog = sim::MachineCatalog::load(o.machines);
-  const run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
+  const sim::MachineCatalog catalog = o.machines.empty() ? sim::MachineCatalog::load_default()
+                                                         : sim::MachineCatalog::load(o.machines);
+  run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
+  for (const std::string& machine : used_machine_types(scenario)) {
+    if (machine == "local" && !catalog.machine(machine).calibrated) {
+      scenario.notes.push_back(
+          "note: machine type local has rough figures, not this machine's: run ./calibrate "
+          "to measure them");
+    }
+  }
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }
@@ -149,7 +168,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "compute threads for the real math")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--machines", o.machines, "machine catalog")->capture_default_str();
+  app.add_option("--machines", o.machines,
+                 "machine catalog, then overlays whose entries replace its own (repeatable;\n"
+                 "default: scenarios/machines.yaml, then scenarios/machines.local.yaml\n"
+                 "when ./calibrate has written it)");
   app.add_flag("--quiet", o.quiet, "no progress display, table or messages");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   o.command = run::shell_command(argc, argv);

@@ -97,6 +97,13 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
       run::assemble_run(scenario, plan.cluster, std::move(reports), std::move(assembly));
   result.simulation_wall_seconds =
       std::chrono::duration<double>(simulation_end - simulation_start).count();
+  if (plan.one_host) {
+    result.placement = {.kind = "one_host",
+                        .host_cores = plan.cores,
+                        .threads_per_task = plan.hosts.front().device.threads};
+  } else {
+    result.placement = {.kind = "per_task", .host_cores = 0, .threads_per_task = 0};
+  }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -8,6 +8,27 @@
 
 namespace distlab::strategy {
 
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::kDense:
+      return "dense";
+    case OpKind::kConvolution:
+      return "convolution";
+    case OpKind::kEmbedding:
+      return "embedding";
+    case OpKind::kElementwise:
+      return "elementwise";
+  }
+  return "elementwise";
+}
+
+OpKind op_kind_of_layer(const std::string& layer_kind) {
+  if (layer_kind == "dense") return OpKind::kDense;
+  if (layer_kind == "conv2d") return OpKind::kConvolution;
+  if (layer_kind == "embedding") return OpKind::kEmbedding;
+  return OpKind::kElementwise;
+}
+
 double Work::flops() const {
   double total = 0;
   for (const auto& item : items) total += item.flops;
@@ -27,11 +48,16 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
   // from the last layer to the first.
   for (const auto& layer : layers) {
     const nn::LayerCost& c = layer.cost;
-    work.items.push_back({c.forward_flops, c.forward_bytes, c.forward_kernels});
+    work.items.push_back(
+        {c.forward_flops, c.forward_bytes, c.forward_kernels, op_kind_of_layer(layer.kind), 1});
   }
+  // A layer whose backward pass has nothing to compute (the first layers
+  // of a model, before any parameter) is not dispatched at all.
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
     const nn::LayerCost& c = it->cost;
-    work.items.push_back({c.backward_flops, c.backward_bytes, c.backward_kernels});
+    const bool runs = c.backward_flops > 0 || c.backward_bytes > 0;
+    work.items.push_back({c.backward_flops, c.backward_bytes, c.backward_kernels,
+                          op_kind_of_layer(it->kind), runs ? 1.0 : 0.0});
   }
   return work;
 }
@@ -52,8 +78,8 @@ Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batch
       throw Error("evaluation_work: " + std::to_string(batches) + " batches of layer '" +
                   layer.name + "' launch more kernels than an int counts");
     }
-    work.items.push_back(
-        {c.forward_flops * batches, c.forward_bytes * batches, static_cast<int>(kernels)});
+    work.items.push_back({c.forward_flops * batches, c.forward_bytes * batches,
+                          static_cast<int>(kernels), op_kind_of_layer(layer.kind), launches});
   }
   return work;
 }
@@ -66,7 +92,8 @@ Work elementwise_work(std::string label, int64_t count, double flops_per_float,
   Work work{.label = std::move(label)};
   if (count == 0) return work;
   const auto n = static_cast<double>(count);
-  work.items.push_back({n * flops_per_float, n * floats_touched * nn::kFloatBytes, 1});
+  work.items.push_back(
+      {n * flops_per_float, n * floats_touched * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
   return work;
 }
 

@@ -1,6 +1,7 @@
-// What a piece of computation costs, in the terms of a roofline model: for
-// each kernel group (a layer's pass, an optimizer update, a reduction), the
-// arithmetic and the memory traffic. The real backend ignores it and simply
+// What a piece of computation costs, in the terms of the simulator's compute
+// model: for each operation (a layer's pass, an optimizer update, a
+// reduction), its kind, how many times the host dispatches it, its
+// arithmetic and its memory traffic. The real backend ignores it and simply
 // runs the work; the simulator turns it into time on the host's machine type.
 #pragma once
 
@@ -12,10 +13,25 @@
 
 namespace distlab::strategy {
 
+// Kinds of operation that a device runs at different rates: a matrix
+// product, a convolution, a gather or scatter of table rows, and
+// everything that streams through memory (activations, pooling,
+// normalisation, optimizer updates, reductions).
+enum class OpKind { kDense, kConvolution, kEmbedding, kElementwise };
+inline constexpr int kOpKinds = 4;
+
+// "dense", "convolution", "embedding", "elementwise": the catalog's keys.
+const char* op_kind_name(OpKind kind);
+// The kind of a layer (nn::Layer::kind()): dense, conv2d, embedding; every
+// other layer streams through memory.
+OpKind op_kind_of_layer(const std::string& layer_kind);
+
 struct WorkItem {
   double flops = 0;
   double bytes = 0;  // read plus written
   int kernels = 0;   // launches: a fixed overhead each on GPUs
+  OpKind kind = OpKind::kElementwise;
+  double ops = 1;  // host dispatches: a fixed overhead each on every device
 };
 
 struct Work {

@@ -1,14 +1,31 @@
 #include "nn/layers/sequential.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/error.h"
+#include "nn/layer_timing.h"
 
 namespace distlab::nn {
 namespace {
 
 Shape last_output(Shape input, const std::vector<LayerPtr>& layers) {
   return layers.empty() ? input : layers.back()->output_shape();
+}
+
+// Runs one layer pass, timed when a LayerTimer is installed (./calibrate).
+template <typename PassFn>
+void run_pass(const Layer& layer, Pass pass, bool input_gradient, PassFn&& pass_fn) {
+  LayerTimer* timer = layer_timer();
+  if (!timer) {
+    pass_fn();
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  pass_fn();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  timer->record(
+      {.layer = &layer, .pass = pass, .input_gradient = input_gradient, .seconds = took.count()});
 }
 
 }  // namespace
@@ -43,7 +60,8 @@ void Sequential::seed(uint64_t seed) {
 const Matrix& Sequential::run(const Matrix& x, const ForwardContext& ctx) {
   const Matrix* in = &x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->forward(*in, outputs_[i], ctx);
+    run_pass(*layers_[i], Pass::kForward, false,
+             [&] { layers_[i]->forward(*in, outputs_[i], ctx); });
     in = &outputs_[i];
   }
   return *in;
@@ -67,7 +85,8 @@ void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy
   for (std::size_t i = layers_.size(); i-- > last;) {
     const Matrix& in = i == 0 ? x : outputs_[i - 1];
     Matrix* grad_in = i == last ? dx : &scratch_[i % 2];
-    layers_[i]->backward(in, outputs_[i], *grad_out, grad_in);
+    run_pass(*layers_[i], Pass::kBackward, grad_in != nullptr,
+             [&] { layers_[i]->backward(in, outputs_[i], *grad_out, grad_in); });
     grad_out = grad_in;
   }
 }

@@ -23,8 +23,7 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
   sim::ClusterPlan plan;
   plan.cluster = {.chiefs = 0, .workers = tasks, .ps = 0};
   // Compute is free: the collective's own time is what is measured.
-  const sim::ComputeDevice instant{
-      .name = "instant", .effective_flops = 1e30, .memory_bandwidth = 1e30};
+  const sim::ComputeDevice instant = sim::uniform_device("instant", 1e30, 1e30, 0);
   for (int t = 0; t < tasks; ++t) {
     plan.hosts.push_back({.name = "host-" + std::to_string(t),
                           .machine = "test",

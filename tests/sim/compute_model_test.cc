@@ -1,6 +1,7 @@
-// The roofline compute model and the work descriptions it times: items
-// bound by arithmetic or by memory, launch overhead on GPUs only, and the
-// work of a real model's training step against its layer costs.
+// The compute model and the work descriptions it times: items bound by
+// arithmetic or by memory at the rates of their kind, a fixed cost per
+// dispatch, launch overhead on GPUs only, and the work of a real model's
+// training step against its layer costs.
 #include "sim/compute_model.h"
 
 #include <catch2/catch.hpp>
@@ -17,14 +18,14 @@ using distlab::sim::cpu_device;
 using distlab::sim::gpu_device;
 using distlab::sim::MachineCatalog;
 using distlab::sim::roofline_seconds;
+using distlab::strategy::OpKind;
 using distlab::strategy::Work;
 using distlab::strategy::WorkItem;
 
 namespace {
 
 // 1 TFLOP/s effective, 100 GB/s, 10 us per launch: ridge at 10 FLOP/byte.
-const ComputeDevice kDevice{
-    .name = "test", .effective_flops = 1e12, .memory_bandwidth = 100e9, .launch_seconds = 10e-6};
+const ComputeDevice kDevice = distlab::sim::uniform_device("test", 1e12, 100e9, 10e-6);
 
 Work one_item(double flops, double bytes, int kernels) {
   return Work{.label = "item", .items = {WorkItem{flops, bytes, kernels}}};
@@ -63,17 +64,21 @@ TEST_CASE("Launch overhead counts on GPUs, not on CPUs") {
   const auto gpu = gpu_device(k80);
 
   CHECK(cpu.launch_seconds == 0);
-  CHECK_THAT(cpu.effective_flops,
+  const auto& dense = distlab::sim::rates_of(cpu.rates, OpKind::kDense);
+  CHECK_THAT(dense.flops,
              WithinRel(256e9 * catalog.machine("n1-standard-4").cpu_efficiency, 1e-12));
   CHECK(cpu.name == "n1-standard-4 cpu");
+  CHECK(cpu.threads == 4);
   CHECK(gpu.launch_seconds == k80.kernel_launch_seconds);
   CHECK(gpu.launch_seconds > 0);
-  CHECK_THAT(gpu.effective_flops, WithinRel(k80.peak_flops * k80.efficiency, 1e-12));
-  CHECK(gpu.memory_bandwidth == k80.memory_bandwidth);
+  const auto& gpu_dense = distlab::sim::rates_of(gpu.rates, OpKind::kDense);
+  CHECK_THAT(gpu_dense.flops, WithinRel(k80.peak_flops * k80.efficiency, 1e-12));
+  CHECK(gpu_dense.bytes_per_second == k80.memory_bandwidth);
 
   // Tiny kernels: on the GPU the launches dominate; on the CPU they are free.
   const Work many = one_item(1e3, 1e3, 1000);
   const Work none = one_item(1e3, 1e3, 0);
+  REQUIRE(many.items[0].ops == none.items[0].ops);
   CHECK(roofline_seconds(many, cpu) == roofline_seconds(none, cpu));
   CHECK_THAT(roofline_seconds(many, gpu) - roofline_seconds(none, gpu),
              WithinRel(1000 * k80.kernel_launch_seconds, 1e-9));
@@ -81,8 +86,12 @@ TEST_CASE("Launch overhead counts on GPUs, not on CPUs") {
 
 TEST_CASE("A device without a rate cannot time work") {
   ComputeDevice broken = kDevice;
-  broken.memory_bandwidth = 0;
+  broken.rates[static_cast<std::size_t>(OpKind::kElementwise)].bytes_per_second = 0;
   CHECK_THROWS_AS(roofline_seconds(one_item(1, 1, 1), broken), distlab::Error);
+  // Only the kind that lacks it: a dense item still has its rates.
+  Work dense = one_item(1, 1, 1);
+  dense.items[0].kind = OpKind::kDense;
+  CHECK(roofline_seconds(dense, broken) > 0);
 }
 
 TEST_CASE("A training step's work is its layers' forward and backward costs") {
@@ -147,4 +156,56 @@ TEST_CASE("Element-wise work counts FLOPs and bytes per float") {
   // Memory-bound on the test device: 12 kB at 100 GB/s, plus a launch.
   CHECK_THAT(roofline_seconds(add, kDevice), WithinRel(12000 / 100e9 + 10e-6, 1e-12));
   CHECK(distlab::strategy::elementwise_work("none", 0, 1, 3).items.empty());
+}
+
+TEST_CASE("Each kind of operation runs at its own rates, plus a fixed cost per dispatch") {
+  ComputeDevice device = kDevice;
+  device.launch_seconds = 0;
+  // Dense at 2 TFLOP/s, convolutions at 0.5 TFLOP/s; element-wise streams
+  // at 50 GB/s; every dispatch of a dense pass costs 3 us, of an
+  // element-wise pass 1 us.
+  device.rates[static_cast<std::size_t>(OpKind::kDense)] = {3e-6, 2e12, 100e9};
+  device.rates[static_cast<std::size_t>(OpKind::kConvolution)] = {0, 0.5e12, 100e9};
+  device.rates[static_cast<std::size_t>(OpKind::kElementwise)] = {1e-6, 1e12, 50e9};
+  Work work{.label = "kinds"};
+  work.items = {{.flops = 2e9, .bytes = 1e6, .kernels = 0, .kind = OpKind::kDense, .ops = 1},
+                {.flops = 2e9, .bytes = 1e6, .kernels = 0, .kind = OpKind::kConvolution, .ops = 1},
+                {.flops = 1e3, .bytes = 1e8, .kernels = 0, .kind = OpKind::kElementwise, .ops = 4}};
+  // 3 us + 1 ms; 4 ms; 4 x 1 us + 2 ms.
+  CHECK_THAT(roofline_seconds(work, device), WithinRel(3e-6 + 1e-3 + 4e-3 + 4e-6 + 2e-3, 1e-12));
+  // An operation not dispatched (ops 0) costs its arithmetic only.
+  work.items = {{.flops = 2e9, .bytes = 0, .kernels = 0, .kind = OpKind::kDense, .ops = 0}};
+  CHECK_THAT(roofline_seconds(work, device), WithinRel(1e-3, 1e-12));
+}
+
+TEST_CASE("Layers map to kinds: dense, convolution, embedding; the rest element-wise") {
+  using distlab::strategy::op_kind_of_layer;
+  CHECK(op_kind_of_layer("dense") == OpKind::kDense);
+  CHECK(op_kind_of_layer("conv2d") == OpKind::kConvolution);
+  CHECK(op_kind_of_layer("embedding") == OpKind::kEmbedding);
+  for (const char* other : {"relu", "max_pool2d", "batch_norm", "dropout", "flatten", "columns"}) {
+    CHECK(op_kind_of_layer(other) == OpKind::kElementwise);
+  }
+  CHECK(std::string(distlab::strategy::op_kind_name(OpKind::kConvolution)) == "convolution");
+
+  // The lab CNN's step: its convolutions are convolution items, its dense
+  // layers dense items, each pass dispatched once, and the first layer's
+  // backward pass (no input gradient) dispatched too, since it computes
+  // its weight gradient.
+  const auto layers = lab_cnn_costs(64);
+  const Work work = distlab::strategy::training_step_work(layers);
+  int convolutions = 0, dense = 0;
+  for (const auto& item : work.items) {
+    convolutions += item.kind == OpKind::kConvolution;
+    dense += item.kind == OpKind::kDense;
+    CHECK((item.ops == 1 || (item.ops == 0 && item.flops == 0 && item.bytes == 0)));
+  }
+  int conv_layers = 0, dense_layers = 0;
+  for (const auto& l : layers) {
+    conv_layers += l.kind == "conv2d";
+    dense_layers += l.kind == "dense";
+  }
+  CHECK(convolutions == 2 * conv_layers);
+  CHECK(dense == 2 * dense_layers);
+  CHECK(conv_layers > 0);
 }

@@ -84,7 +84,8 @@ const std::string kBox =
 }  // namespace
 
 TEST_CASE("The shipped catalog loads with the published figures") {
-  const auto catalog = MachineCatalog::load_default();
+  // The file itself, whatever overlay ./calibrate left on this machine.
+  const auto catalog = MachineCatalog::load(DISTLAB_SOURCE_DIR "/scenarios/machines.yaml");
 
   SECTION("n1-standard-4: 4 vCPUs, 15 GiB, 8 Gbps egress, Skylake peak") {
     const auto& m = catalog.machine("n1-standard-4");
@@ -182,11 +183,13 @@ TEST_CASE("The shipped catalog loads with the published figures") {
       }
     }
   }
-  SECTION("the local machine is the 2-vCPU development machine") {
+  SECTION("the local machine is a rough stand-in until ./calibrate measures it") {
     const auto& local = catalog.machine("local");
     CHECK(local.vcpus == 2);
     CHECK(local.gpu_count == 0);
     CHECK_THAT(local.description, Contains("rough"));
+    CHECK_FALSE(local.calibrated);
+    CHECK(local.loopback.bandwidth > 0);
   }
 }
 
@@ -302,4 +305,87 @@ TEST_CASE("A malformed catalog is a config error with its line and key") {
   SECTION("a missing file") {
     CHECK_THROWS_AS(MachineCatalog::load("/nonexistent/machines.yaml"), ConfigError);
   }
+}
+
+TEST_CASE("Per-kind figures: a CPU's efficiency and op cost, overridden kind by kind") {
+  const TempCatalog file(
+      "cpus:\n"
+      "  - {name: cpu, ghz: 2.0, flops_per_cycle_per_vcpu: 32, efficiency: 0.5, op_us: 2,\n"
+      "     kinds: {convolution: {efficiency: 0.25, op_us: 100}, embedding: {op_us: 1}},\n"
+      "     memory_gb_per_s_per_vcpu: 5, memory_gb_per_s_max: 20}\n"
+      "machines:\n" +
+      kBox);
+  const auto& box = MachineCatalog::load(file.path()).machine("box");
+  using distlab::sim::rates_of;
+  using distlab::strategy::OpKind;
+  const double peak = 8 * 2.0e9 * 32;
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kDense).flops, WithinRel(0.5 * peak, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kDense).op_seconds, WithinRel(2e-6, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kConvolution).flops, WithinRel(0.25 * peak, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kConvolution).op_seconds, WithinRel(100e-6, 1e-12));
+  // A kind that gives op_us only keeps the CPU's efficiency.
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kEmbedding).flops, WithinRel(0.5 * peak, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kEmbedding).op_seconds, WithinRel(1e-6, 1e-12));
+  for (const auto& r : box.cpu_rates) CHECK_THAT(r.bytes_per_second, WithinRel(20e9, 1e-12));
+  CHECK(box.cpu_threads == 8);
+  CHECK_FALSE(box.calibrated);
+}
+
+TEST_CASE("A calibrated machine times compute by its measured rates and knows its loopback") {
+  const TempCatalog file(kHead + kBox +
+                         "    loopback: {latency_us: 20, gb_per_s: 3}\n"
+                         "    compute:\n"
+                         "      threads: 2\n"
+                         "      dense: {op_us: 1.5, gflops: 80, gb_per_s: 5}\n"
+                         "      convolution: {op_us: 150, gflops: 90, gb_per_s: 2}\n"
+                         "      embedding: {op_us: 1, gflops: 100, gb_per_s: 4}\n"
+                         "      elementwise: {op_us: 3, gflops: 100, gb_per_s: 22}\n");
+  const auto& box = MachineCatalog::load(file.path()).machine("box");
+  using distlab::sim::rates_of;
+  using distlab::strategy::OpKind;
+  CHECK(box.calibrated);
+  CHECK(box.cpu_threads == 2);
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kDense).flops, WithinRel(80e9, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kConvolution).op_seconds, WithinRel(150e-6, 1e-12));
+  CHECK_THAT(rates_of(box.cpu_rates, OpKind::kElementwise).bytes_per_second,
+             WithinRel(22e9, 1e-12));
+  CHECK_THAT(box.loopback.latency, WithinRel(20e-6, 1e-12));
+  CHECK_THAT(box.loopback.bandwidth, WithinRel(3e9, 1e-12));
+
+  // Every kind must be there: a partial calibration is refused by key.
+  const ConfigError missing = load_error(kHead + kBox +
+                                         "    compute:\n"
+                                         "      threads: 2\n"
+                                         "      dense: {op_us: 1.5, gflops: 80, gb_per_s: 5}\n");
+  CHECK(missing.line() == 26);  // where the compute block's keys begin
+  CHECK_THAT(missing.what(), Contains("convolution"));
+}
+
+TEST_CASE("An overlay replaces entries of the catalog by name and adds its own") {
+  const TempCatalog base(kHead + kBox +
+                         "  - {name: other, cpu: cpu, vcpus: 2, memory_gib: 4, nic_gbps: 1,\n"
+                         "     disk_write_mb_per_s: 50}\n");
+  const TempCatalog overlay(
+      "cpus:\n"
+      "  - {name: fast, ghz: 3.0, flops_per_cycle_per_vcpu: 32, efficiency: 0.5,\n"
+      "     memory_gb_per_s_per_vcpu: 10, memory_gb_per_s_max: 40}\n"
+      "machines:\n"
+      "  - {name: box, cpu: fast, vcpus: 4, memory_gib: 16, nic_gbps: 8,\n"
+      "     disk_write_mb_per_s: 200}\n"
+      "  - {name: extra, cpu: cpu, vcpus: 1, memory_gib: 1, nic_gbps: 1,\n"
+      "     disk_write_mb_per_s: 10}\n");
+  const auto catalog = MachineCatalog::load(std::vector<std::string>{base.path(), overlay.path()});
+  CHECK(catalog.machine("box").vcpus == 4);
+  CHECK_THAT(catalog.machine("box").cpu_peak_flops, WithinRel(4 * 3.0e9 * 32, 1e-12));
+  CHECK(catalog.machine("other").vcpus == 2);  // untouched
+  CHECK(catalog.machine("extra").vcpus == 1);
+  // A name twice in one file is still a mistake.
+  const TempCatalog twice(
+      "machines:\n"
+      "  - {name: x, cpu: cpu, vcpus: 1, memory_gib: 1, nic_gbps: 1,\n"
+      "     disk_write_mb_per_s: 10}\n"
+      "  - {name: x, cpu: cpu, vcpus: 1, memory_gib: 1, nic_gbps: 1,\n"
+      "     disk_write_mb_per_s: 10}\n");
+  CHECK_THROWS_AS(MachineCatalog::load(std::vector<std::string>{base.path(), twice.path()}),
+                  ConfigError);
 }

@@ -1,7 +1,7 @@
 // The probes of the machine, on small budgets: they must return figures in
 // a plausible range (loose bounds: the tests run on small, noisy machines),
 // cover their sizes, leave nothing behind and fail with a clear message.
-#include "calibrate/system_probes.h"
+#include "calibration/system_probes.h"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "support/error_message.h"
 
 using namespace distlab;
-using namespace distlab::calibrate;
+using namespace distlab::calibration;
 using distlab::testing::message_of;
 namespace fs = std::filesystem;
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/measurement.h"
+#include "calibration/measurement.h"
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 
 // Bytes per second that `threads` threads stream through memory (read
 // plus written, as the simulator's compute model counts bytes), over
@@ -23,8 +23,8 @@ MemoryMeasurement measure_memory(int threads, double budget_seconds);
 // Ping-pong between two TcpRuntime tasks over 127.0.0.1, from 8 bytes to
 // several MB: one way = half the round trip = latency + bytes / bandwidth.
 struct LinkMeasurement {
-  double latency_seconds = 0;  // one way, runtime to runtime
-  double bandwidth = 0;        // bytes/s, one flow
+  double latency_seconds = 0;   // one way, runtime to runtime
+  double bandwidth = 0;         // bytes/s, one flow
   std::vector<Sample> samples;  // size = message bytes, seconds = one way
   FitQuality quality;
 };
@@ -40,4 +40,4 @@ struct DiskMeasurement {
 };
 DiskMeasurement measure_disk(const std::string& folder, double budget_seconds);
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

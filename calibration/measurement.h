@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/least_squares.h"
+#include "calibration/least_squares.h"
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 
 struct Sample {
   double size = 0;     // bytes (or the probe's own unit, named by the probe)
@@ -27,4 +27,4 @@ struct AffineFit {
 };
 AffineFit fit_affine(const std::vector<Sample>& samples, const std::string& what);
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

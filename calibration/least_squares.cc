@@ -1,11 +1,11 @@
-#include "calibrate/least_squares.h"
+#include "calibration/least_squares.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "common/error.h"
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 
 double LinearFit::predict(const std::vector<double>& terms) const {
   double seconds = 0;
@@ -118,4 +118,4 @@ LinearFit fit_nonnegative(const std::vector<Observation>& observations, const st
   return fit;
 }
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

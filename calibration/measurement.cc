@@ -1,8 +1,8 @@
-#include "calibrate/measurement.h"
+#include "calibration/measurement.h"
 
 #include <algorithm>
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 
 double median(std::vector<double> seconds) {
   if (seconds.empty()) return 0;
@@ -11,7 +11,8 @@ double median(std::vector<double> seconds) {
                    seconds.end());
   const double upper = seconds[n / 2];
   if (n % 2 == 1) return upper;
-  const double lower = *std::max_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(n / 2));
+  const double lower =
+      *std::max_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(n / 2));
   return (lower + upper) / 2;
 }
 
@@ -25,4 +26,4 @@ AffineFit fit_affine(const std::vector<Sample>& samples, const std::string& what
           .quality = fit.quality};
 }
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 
 struct Observation {
   std::vector<double> terms;  // x_k of this sample, one per coefficient
@@ -37,4 +37,4 @@ LinearFit fit_nonnegative(const std::vector<Observation>& observations, const st
 // The median and worst relative error of `fit` over `observations`.
 FitQuality fit_quality(const LinearFit& fit, const std::vector<Observation>& observations);
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

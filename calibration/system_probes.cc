@@ -1,4 +1,4 @@
-#include "calibrate/system_probes.h"
+#include "calibration/system_probes.h"
 
 #include <unistd.h>
 
@@ -22,7 +22,7 @@
 #include "net/tcp_runtime.h"
 #include "strategy/message.h"
 
-namespace distlab::calibrate {
+namespace distlab::calibration {
 namespace {
 
 namespace fs = std::filesystem;
@@ -273,4 +273,4 @@ DiskMeasurement measure_disk(const std::string& folder, double budget_seconds) {
   });
 }
 
-}  // namespace distlab::calibrate
+}  // namespace distlab::calibration

@@ -1,17 +1,17 @@
 // Non-negative least squares on relative error, the affine fit built on it
 // and the median the probes keep.
-#include "calibrate/least_squares.h"
+#include "calibration/least_squares.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "calibrate/measurement.h"
+#include "calibration/measurement.h"
 #include "common/error.h"
 #include "support/error_message.h"
 
 using namespace distlab;
-using namespace distlab::calibrate;
+using namespace distlab::calibration;
 using distlab::testing::message_of;
 
 TEST_CASE("a non-negative fit recovers the coefficients of exact data") {
