@@ -126,11 +126,9 @@ void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasur
                    .seconds = median(pass.seconds)};
     if (s.seconds > 0 && (s.flops > 0 || s.bytes > 0)) out.samples.push_back(s);
   }
-  // The update: the simulator's description of it (training_setup.cc).
-  const auto floats = static_cast<int64_t>(model.parameters().size());
-  const bool adam = probe.spec.optimizer.kind == "adam";
-  const strategy::Work update =
-      strategy::elementwise_work("update", floats, adam ? 12 : 4, adam ? 7 : 5);
+  // The update: the simulator's description of it.
+  const strategy::Work update = strategy::update_work(
+      probe.spec.optimizer.kind, static_cast<int64_t>(model.parameters().size()));
   out.samples.push_back({.model = name,
                          .layer = "optimizer update",
                          .kind = OpKind::kElementwise,
@@ -233,10 +231,9 @@ KernelMeasurement measure_kernels(int threads, const std::string& models_dir, do
     for (const ProbeModel& m : models) {
       if (m.spec.name != model_name) continue;
       const nn::Model model(m.spec, 1);
-      strategy::Work work = strategy::training_step_work(model.layer_costs(batch));
-      const bool adam = m.spec.optimizer.kind == "adam";
-      const auto update = strategy::elementwise_work(
-          "update", static_cast<int64_t>(model.parameters().size()), adam ? 12 : 4, adam ? 7 : 5);
+      strategy::Work work = strategy::model_step_work(model, batch);
+      const auto update = strategy::update_work(m.spec.optimizer.kind,
+                                                static_cast<int64_t>(model.parameters().size()));
       work.items.insert(work.items.end(), update.items.begin(), update.items.end());
       for (const strategy::WorkItem& item : work.items) {
         step.predicted_seconds +=

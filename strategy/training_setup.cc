@@ -40,18 +40,13 @@ int64_t TrainingSetup::steps_per_replica(int replicas) const {
 const Work& TrainingSetup::training_step_work(int64_t batch) const {
   auto found = step_work_.find(batch);
   if (found != step_work_.end()) return found->second;
-  Work work = strategy::training_step_work(reference_.layer_costs(static_cast<int>(batch)));
+  Work work = strategy::model_step_work(reference_, static_cast<int>(batch));
   work.label = "forward+backward";
   return step_work_.emplace(batch, std::move(work)).first->second;
 }
 
 Work TrainingSetup::update_work(int64_t floats) const {
-  // Adam reads and writes parameter, gradient and two moments, about a
-  // dozen operations a parameter; SGD with momentum half of that.
-  const bool adam = spec_.optimizer.kind == "adam";
-  Work work = elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats,
-                               adam ? 12 : 4, adam ? 7 : 5);
-  return work;
+  return strategy::update_work(spec_.optimizer.kind, floats);
 }
 
 }  // namespace distlab::strategy

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "nn/model.h"
 
 namespace distlab::strategy {
 
@@ -60,6 +61,37 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
                           op_kind_of_layer(it->kind), runs ? 1.0 : 0.0});
   }
   return work;
+}
+
+Work model_step_work(const nn::Model& model, int batch) {
+  Work work = training_step_work(model.layer_costs(batch));
+  const auto parameters = static_cast<double>(model.parameters().size());
+  const double logits = static_cast<double>(batch) * model.spec().num_classes;
+  // The gradient buffer cleared: one float written each.
+  work.items.push_back({0, parameters * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  // Softmax cross-entropy and its gradient: about ten operations a logit
+  // (max, exp, sum, log, divide), reading the logits and writing dlogits.
+  work.items.push_back({10 * logits, 3 * logits * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  // Penalties: each regularized value read with its gradient, which is
+  // written back, in one pass per block.
+  double regularized = 0;
+  int blocks = 0;
+  for (const auto& block : model.trainable_layout().blocks()) {
+    if (!block.regularizer.active()) continue;
+    regularized += static_cast<double>(block.size());
+    ++blocks;
+  }
+  if (blocks > 0) {
+    work.items.push_back({4 * regularized, 3 * regularized * nn::kFloatBytes, blocks,
+                          OpKind::kElementwise, static_cast<double>(blocks)});
+  }
+  return work;
+}
+
+Work update_work(const std::string& optimizer_kind, int64_t floats) {
+  const bool adam = optimizer_kind == "adam";
+  return elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats, adam ? 12 : 4,
+                          adam ? 7 : 5);
 }
 
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches) {

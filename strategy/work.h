@@ -11,6 +11,10 @@
 
 #include "nn/cost.h"
 
+namespace distlab::nn {
+class Model;
+}  // namespace distlab::nn
+
 namespace distlab::strategy {
 
 // Kinds of operation that a device runs at different rates: a matrix
@@ -45,6 +49,15 @@ struct Work {
 // One training step of a model: every layer's forward and backward pass, as
 // nn::Model::layer_costs gives them.
 Work training_step_work(const std::vector<nn::LayerCostEntry>& layers);
+// The whole training step of `model` at `batch` as the NN core runs it
+// (nn::Model::compute_gradients): every layer's passes, then the rest, as
+// one element-wise operation each: the gradient buffer cleared, the loss
+// and its gradient over the logits, and each regularized block's penalty.
+Work model_step_work(const nn::Model& model, int batch);
+// One optimizer step over `floats` parameters: Adam reads and writes
+// parameter, gradient and two moments, about a dozen operations a
+// parameter; SGD with momentum about half that.
+Work update_work(const std::string& optimizer_kind, int64_t floats);
 // Inference over `examples` examples in batches of the costs' batch size.
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches);
 // An elementwise pass over `count` floats: `flops_per_float` operations,

@@ -209,3 +209,34 @@ TEST_CASE("Layers map to kinds: dense, convolution, embedding; the rest element-
   CHECK(dense == 2 * dense_layers);
   CHECK(conv_layers > 0);
 }
+
+TEST_CASE("A model's step is its layers, then clearing gradients, the loss and the penalties") {
+  const distlab::nn::Model mlp(
+      distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/cifar10_mlp.yaml"), 1);
+  const int batch = 64;
+  const Work layers = distlab::strategy::training_step_work(mlp.layer_costs(batch));
+  const Work step = distlab::strategy::model_step_work(mlp, batch);
+  // Five dense layers, each with a regularized kernel and bias: 10 blocks.
+  REQUIRE(step.items.size() == layers.items.size() + 3);
+  const auto& reset = step.items[layers.items.size()];
+  const auto& loss = step.items[layers.items.size() + 1];
+  const auto& penalties = step.items[layers.items.size() + 2];
+  CHECK(reset.bytes == 4.0 * static_cast<double>(mlp.parameters().size()));
+  CHECK(reset.flops == 0);
+  CHECK(loss.flops == 10.0 * batch * 10);  // ten operations a logit, 10 classes
+  CHECK(penalties.ops == 10);
+  // The dense kernels and biases, not batch norm's scales and shifts:
+  // 3072x300+300 + 300x500+500 + 500x700+700 + 700x30+30 + 30x10+10.
+  CHECK(penalties.flops == 4.0 * 1'444'440);
+  for (const auto& item : {reset, loss, penalties}) CHECK(item.kind == OpKind::kElementwise);
+
+  // The lab CNN has no penalties: two items after its layers.
+  const distlab::nn::Model cnn(
+      distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml"), 1);
+  CHECK(distlab::strategy::model_step_work(cnn, batch).items.size() ==
+        distlab::strategy::training_step_work(cnn.layer_costs(batch)).items.size() + 2);
+
+  // Updates: Adam touches 7 floats a parameter, SGD 5.
+  CHECK(distlab::strategy::update_work("adam", 1000).bytes() == 7 * 4000);
+  CHECK(distlab::strategy::update_work("sgd", 1000).bytes() == 5 * 4000);
+}

@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""How far a simulation on this machine's calibrated `local` machine type is
+from the real run of the same scenario here (bench/fidelity.sh runs this).
+
+For every shape below, runs the scenario for real with ./realnet --launch
+(every task a process on this machine) REPEAT times, and once in the
+simulator with --set cluster.machine=local --set cluster.placement=one_host
+(every task on one simulated host of this machine's cores, over its
+loopback) in timing fidelity (the same times and bytes, without the math),
+the same overrides and seed; then prints, per shape and figure,
+simulated, real (the median of the repeats) and the error simulated / real
+- 1, and the median and worst |error| of examples per second over the
+shapes. Examples per second are counted from the first training step
+(summary.json's training_examples_per_second): start-up (processes, data,
+connections) is not modelled, and is shown apart.
+
+With --netns it also runs bench/narrow_links.sh (as root): the same
+comparison with every task in a network namespace of its own behind a
+tbf-limited link, at 100 Mbit/s and 1 Gbit/s.
+
+Writes DIR/fidelity.json (every figure of every run) and DIR/fidelity.md
+(the tables). Exit status 0 when every run finished, 1 when one failed.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (name, what it is, scenario, overrides): ring and parameter server, sync
+# and async, 2 to 6 tasks, small and large models. Step counts keep each
+# real run to seconds, not minutes.
+SHAPES = [
+    ("ring-2-cnn", "all-reduce, chief + 1 worker, lab CNN (93k parameters)",
+     "scenarios/mnist_cnn_sync.yaml", ["--unset", "training.epochs", "--set", "training.steps=150"]),
+    ("ring-4-cnn", "all-reduce, chief + 3 workers, lab CNN",
+     "scenarios/mnist_cnn_sync.yaml",
+     ["--set", "cluster.workers=3", "--unset", "training.epochs", "--set", "training.steps=60"]),
+    ("ring-3-mlp", "all-reduce, chief + 2 workers, CIFAR-10 MLP (1.4M parameters)",
+     "scenarios/cifar10_mlp_sync.yaml", ["--set", "training.epochs=2"]),
+    ("ring-5-wide", "all-reduce, chief + 4 workers, wide & deep (22k parameters)",
+     "scenarios/ps_4workers.yaml", ["--set", "strategy.name=allreduce"]),
+    ("ps-async-6-wide", "async parameter server, chief + 4 workers + ps, wide & deep",
+     "scenarios/ps_4workers.yaml", []),
+    ("ps-sync-6-wide", "sync parameter server, chief + 4 workers + ps, wide & deep",
+     "scenarios/ps_4workers.yaml", ["--set", "strategy.mode=sync"]),
+    ("ps-async-4-mlp", "async parameter server, chief + 2 workers + ps, CIFAR-10 MLP",
+     "scenarios/cifar10_mlp_sync.yaml",
+     ["--set", "strategy.name=parameter_server", "--set", "strategy.mode=async",
+      "--set", "cluster.ps=1"]),
+]
+
+# Figures compared, as summary.json names them, with how they print.
+FIGURES = [
+    ("training_examples_per_second", "examples/s from the first step", "{:,.0f}"),
+    ("median_step_seconds", "median step of replica 0 (ms)", "ms"),
+    ("communication_fraction", "communication share", "{:.3f}"),
+    ("waiting_fraction", "waiting share", "{:.3f}"),
+    ("bytes_sent", "bytes sent", "{:,.0f}"),
+    ("startup_seconds", "start-up (s, not modelled)", "{:.2f}"),
+]
+HEADLINE = "training_examples_per_second"
+
+# narrow_links.sh runs: (name, scenario, rate in Mbit/s, overrides).
+NETNS_SHAPES = [
+    ("ring-2-cnn-100mbit", "scenarios/mnist_cnn_sync.yaml", 100,
+     ["--unset", "training.epochs", "--set", "training.steps=60"]),
+    ("ps-async-6-wide-1gbit", "scenarios/ps_4workers.yaml", 1000, ["--set", "training.epochs=1"]),
+]
+
+
+def log(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def run(command, what):
+    started = time.monotonic()
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        log(f"  {what} failed ({result.returncode}): {' '.join(command)}")
+        log("  " + "\n  ".join((result.stderr or result.stdout).strip().splitlines()[-5:]))
+        return False
+    log(f"  {what}: {time.monotonic() - started:.1f} s")
+    return True
+
+
+def summary(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        return json.load(f)
+
+
+def error(simulated, real):
+    if simulated is None or real in (None, 0):
+        return None
+    return simulated / real - 1
+
+
+def show(value, style):
+    if value is None:
+        return "n/a"
+    if style == "ms":
+        return f"{1000 * value:.2f}"
+    return style.format(value)
+
+
+def percent(e):
+    return "n/a" if e is None else f"{100 * e:+.1f}%"
+
+
+def compare_shape(name, scenario, overrides, repeat, out, threads):
+    folder = os.path.join(out, name)
+    sim_dir = os.path.join(folder, "sim")
+    ok = run([os.path.join(ROOT, "simulate"), scenario, *overrides, "--set", "cluster.machine=local",
+              "--set", "cluster.placement=one_host", "--fidelity", "timing", "--quiet",
+              "--out", sim_dir], "simulated")
+    reals = []
+    for r in range(repeat):
+        real_dir = os.path.join(folder, f"real-{r + 1}")
+        if run([os.path.join(ROOT, "realnet"), "--launch", scenario, *overrides,
+                "--threads", str(threads), "--quiet", "--out", real_dir], f"real run {r + 1}"):
+            reals.append(summary(real_dir))
+        else:
+            ok = False
+    if not ok or not reals:
+        return None
+    simulated = summary(sim_dir)
+    figures = {}
+    for key, _, _ in FIGURES:
+        values = [s.get(key) for s in reals if s.get(key) is not None]
+        real = statistics.median(values) if values else None
+        figures[key] = {"simulated": simulated.get(key), "real": real,
+                        "real_runs": values, "error": error(simulated.get(key), real)}
+    figures["startup_seconds"]["error"] = None  # not modelled: shown, not scored
+    return {"scenario": scenario, "overrides": overrides, "figures": figures,
+            "placement": reals[0].get("placement")}
+
+
+def compare_netns(name, scenario, mbit, overrides, out):
+    folder = os.path.join(out, name)
+    command = [os.path.join(ROOT, "bench", "narrow_links.sh"), scenario, "--mbit", str(mbit),
+               "--out", folder, "--threads", "2", "--sim-set", "cluster.placement=one_host"]
+    for i in range(0, len(overrides), 2):
+        command += [overrides[i], overrides[i + 1]]
+    if not run(command, f"narrow links at {mbit} Mbit/s"):
+        return None
+    with open(os.path.join(folder, "comparison.json")) as f:
+        comparison = json.load(f)
+    sim, real = summary(os.path.join(folder, "sim")), summary(os.path.join(folder, "real"))
+    figures = {key: {"simulated": sim.get(key), "real": real.get(key),
+                     "real_runs": [real.get(key)], "error": error(sim.get(key), real.get(key))}
+               for key, _, _ in FIGURES}
+    figures["startup_seconds"]["error"] = None
+    return {"scenario": scenario, "overrides": overrides, "figures": figures, "mbit": mbit,
+            "measured_mbit": comparison.get("measured_mbit")}
+
+
+def markdown(results, machine):
+    lines = [f"Machine: {machine}", ""]
+    header = "| shape | " + " | ".join(label for _, label, _ in FIGURES) + " |"
+    lines += [header, "|---" * (len(FIGURES) + 1) + "|"]
+    for name, r in results.items():
+        cells = []
+        for key, _, style in FIGURES:
+            f = r["figures"][key]
+            cell = f"{show(f['simulated'], style)} / {show(f['real'], style)}"
+            if f["error"] is not None:
+                cell += f" ({percent(f['error'])})"
+            cells.append(cell)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    errors = [abs(r["figures"][HEADLINE]["error"]) for r in results.values()
+              if r["figures"][HEADLINE]["error"] is not None]
+    if errors:
+        lines += ["", f"Examples per second from the first step, simulated / real - 1 over "
+                  f"{len(errors)} shapes: median |error| {100 * statistics.median(errors):.1f}%, "
+                  f"worst {100 * max(errors):.1f}%."]
+    lines.append("Cells: simulated / real (median of the real runs), then the error.")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        prog="bench/fidelity.sh",
+        description=__doc__.split("\n\n")[0],
+        epilog="Shapes: " + ", ".join(name for name, *_ in SHAPES))
+    parser.add_argument("--repeat", type=int, default=3, help="real runs per shape (default 3)")
+    parser.add_argument("--out", default=None,
+                        help="where the runs go (default runs/fidelity-<time>)")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only this shape (repeatable)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="compute threads per task, both sides (default 2, as ./calibrate)")
+    parser.add_argument("--netns", action="store_true",
+                        help="also compare over tbf-limited links in network namespaces (root)")
+    parser.add_argument("--no-calibrate", action="store_true",
+                        help="use the overlay ./calibrate wrote before")
+    o = parser.parse_args()
+    if o.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    unknown = [s for s in o.only if s not in [name for name, *_ in SHAPES + NETNS_SHAPES]]
+    if unknown:
+        parser.error(f"unknown shape {unknown[0]}")
+    out = o.out or os.path.join(ROOT, "runs", time.strftime("fidelity-%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+
+    if not o.no_calibrate:
+        log("calibrating this machine")
+        if not run([os.path.join(ROOT, "calibrate"), "--threads", str(o.threads), "--quiet"],
+                   "./calibrate"):
+            return 1
+    results, failed = {}, False
+    for name, what, scenario, overrides in SHAPES:
+        if o.only and name not in o.only:
+            continue
+        log(f"{name}: {what}")
+        r = compare_shape(name, scenario, overrides, o.repeat, out, o.threads)
+        if r is None:
+            failed = True
+            continue
+        results[name] = r
+        e = r["figures"][HEADLINE]["error"]
+        log(f"  examples/s simulated {show(r['figures'][HEADLINE]['simulated'], '{:,.0f}')}, "
+            f"real {show(r['figures'][HEADLINE]['real'], '{:,.0f}')}: {percent(e)}")
+    if o.netns:
+        for name, scenario, mbit, overrides in NETNS_SHAPES:
+            if o.only and name not in o.only:
+                continue
+            log(f"{name}: {scenario} over {mbit} Mbit/s links in network namespaces")
+            r = compare_netns(name, scenario, mbit, overrides, out)
+            if r is None:
+                failed = True
+                continue
+            results[name] = r
+
+    machine = (f"{cpu_model()}, {os.cpu_count()} vCPUs; {o.threads} compute threads per task, "
+               f"every task on this machine")
+    text = markdown(results, machine)
+    with open(os.path.join(out, "fidelity.json"), "w") as f:
+        json.dump({"machine": machine, "command": " ".join(sys.argv), "results": results}, f,
+                  indent=1)
+    with open(os.path.join(out, "fidelity.md"), "w") as f:
+        f.write(text)
+    print(text)
+    print(f"wrote {os.path.join(out, 'fidelity.md')} and fidelity.json")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
