@@ -1,0 +1,289 @@
+// cluster.placement: one_host. Every task computes on one multi-core host
+// (SimGrid shares its cores among the executions on it) and talks over one
+// shared loopback link, or over links of its own when the scenario sets a
+// bandwidth. Against per_task placement, where each task has a host of its
+// own, on a catalog of our own whose figures make the expected times exact.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "child_process.h"
+#include "common/error.h"
+#include "run/run_files.h"
+#include "run/scenario.h"
+#include "sim/machine.h"
+#include "sim/platform.h"
+#include "sim/simulation.h"
+#include "simulation_harness.h"
+#include "support/error_message.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using distlab::testing::scratch_folder_with_tiny_model;
+using distlab::testing::simulate_yaml;
+using nlohmann::json;
+
+// Figures of the test machine `box`.
+struct Box {
+  int cores = 1;             // vCPUs: the shared host's cores under one_host
+  int threads = 1;           // compute.threads: the threads of each task's compute
+  double dense_op_us = 0;    // fixed cost of each dense layer pass
+  double loopback_gb = 1e5;  // GB/s of the shared loopback (1e5: the catalog's maximum)
+};
+
+// A catalog whose machine `box` is calibrated: every rate at the catalog's
+// maximum (1e9 GFLOP/s, 1e5 GB/s), so that an operation costs its op_us
+// and nothing measurable besides; only dense passes have a fixed cost. Its
+// NIC (per_task) is at the maximum too, and its loopback has no latency.
+// `gpubox` has a GPU, `box2` is `box` under another name and `plain` has
+// no loopback figures.
+std::string write_catalog(const std::string& folder, const Box& box) {
+  const std::string rates = "gflops: 1000000000, gb_per_s: 100000}\n";
+  std::string machine = "    cpu: slow\n    vcpus: " + std::to_string(box.cores) +
+                        "\n    memory_gib: 4\n    nic_gbps: 100000\n    disk_write_mb_per_s: 100\n"
+                        "    loopback: {latency_us: 0, gb_per_s: " +
+                        std::to_string(box.loopback_gb) +
+                        "}\n"
+                        "    compute:\n      threads: " +
+                        std::to_string(box.threads) +
+                        "\n      dense: {op_us: " + std::to_string(box.dense_op_us) + ", " + rates +
+                        "      convolution: {op_us: 0, " + rates + "      embedding: {op_us: 0, " +
+                        rates + "      elementwise: {op_us: 0, " + rates;
+  const std::string path = folder + "/placement_machines.yaml";
+  std::ofstream(path) << "cpus:\n"
+                         "  - name: slow\n    ghz: 1\n    flops_per_cycle_per_vcpu: 1\n"
+                         "    efficiency: 1\n    memory_gb_per_s_per_vcpu: 1\n"
+                         "    memory_gb_per_s_max: 1\n"
+                         "series: []\n"
+                         "interconnects:\n"
+                         "  - {name: bus, gb_per_s: 10, latency_us: 5}\n"
+                         "gpus:\n"
+                         "  - {name: gpu, peak_tflops: 10, memory_gb_per_s: 500, memory_gib: 16,\n"
+                         "     launch_us: 5, efficiency: 0.5, interconnect: bus}\n"
+                         "machines:\n"
+                         "  - name: box\n" +
+                             machine + "  - name: box2\n" + machine + "  - name: gpubox\n" +
+                             machine +
+                             "    gpus: {type: gpu, count: 1}\n"
+                             "  - name: plain\n    cpu: slow\n    vcpus: 2\n    memory_gib: 4\n"
+                             "    nic_gbps: 10\n    disk_write_mb_per_s: 100\n";
+  return path;
+}
+
+// Allreduce between a chief and a worker (two replicas) on the tiny model,
+// timing fidelity. `cluster_extra` and `extra` add keys to `cluster` and to
+// the scenario.
+std::string allreduce(const std::string& placement, int steps, const std::string& extra = "",
+                      const std::string& cluster_extra = "") {
+  return "model: tiny.yaml\ndata: synthetic:640\nfidelity: timing\ncluster:\n  machine: box\n"
+         "  chief: 1\n  workers: 1\n  placement: " +
+         placement + "\n" + cluster_extra +
+         "strategy:\n  name: allreduce\ntraining:\n  batch_size: 8\n  steps: " +
+         std::to_string(steps) + "\n" + extra;
+}
+
+// The scenario's network latency (default 50 us), which per_task links
+// have and the shared loopback does not (it has the machine type's).
+const std::string kNoLatency = "network:\n  latency_us: 0\n";
+
+// Durations of a task's steps, from one step's start to the next.
+std::vector<double> step_durations(const json& task) {
+  const json& starts = task["step_starts"];
+  std::vector<double> durations;
+  for (std::size_t s = 0; s + 1 < starts.size(); ++s) {
+    durations.push_back(starts[s + 1].get<double>() - starts[s].get<double>());
+  }
+  return durations;
+}
+
+}  // namespace
+
+TEST_CASE("one_host shares its cores among the tasks' compute, per_task hosts do not") {
+  // The tiny model is two dense layers: a step runs 2 forward and 2
+  // backward dense passes (the first layer's weights need a gradient), at
+  // 1 ms each; everything else (the update, the ring's additions, the
+  // messages) costs nothing measurable (rates and links at the catalog's
+  // maximum: 172 bytes at 1e14 B/s). So a task alone computes C = 4 ms a
+  // step, and both replicas compute at the same moments (the ring keeps
+  // them in step). On one_host, SimGrid divides the host's cores among the
+  // executions: two tasks of T threads each on K cores each get
+  // min(T, K / 2) cores' worth, so a step takes C * T / min(T, K / 2)
+  // (K >= T: a task's threads are capped at the host's cores).
+  struct Case {
+    std::string placement;
+    int cores;
+    int threads;
+    double step;  // seconds
+  };
+  const Case c = GENERATE(Case{"per_task", 1, 1, 4e-3}, Case{"one_host", 1, 1, 8e-3},
+                          Case{"one_host", 2, 1, 4e-3}, Case{"one_host", 2, 2, 8e-3},
+                          Case{"one_host", 4, 2, 4e-3});
+  INFO(c.placement << ", " << c.cores << " cores, " << c.threads << " threads per task");
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  const std::string catalog =
+      write_catalog(dir, {.cores = c.cores, .threads = c.threads, .dense_op_us = 1000});
+  const json run = simulate_yaml(dir, "shared", allreduce(c.placement, 5, kNoLatency), catalog);
+  REQUIRE(run["replicas"] == 2);
+  for (const json& task : run["tasks"]) {
+    INFO(task["name"]);
+    REQUIRE(task["steps"] == 5);
+    // The compute a task's log counts is the time it took, shared or not.
+    for (const json& compute : task["compute"]) CHECK(compute.get<double>() == Approx(c.step));
+    for (double step : step_durations(task)) CHECK(step == Approx(c.step).epsilon(1e-3));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("one_host refuses what it cannot put on one machine, naming cluster.placement") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  const auto catalog = distlab::sim::MachineCatalog::load(write_catalog(dir, {}));
+  auto plan_error = [&](const std::string& yaml) {
+    const std::string path = dir + "/refused.yaml";
+    std::ofstream(path) << yaml;
+    const distlab::run::Scenario scenario = distlab::run::load_scenario(path);
+    return distlab::testing::message_of<distlab::ConfigError>(
+        [&] { distlab::sim::plan_cluster(scenario, catalog); });
+  };
+  using Catch::Contains;
+  SECTION("a machine type without loopback figures") {
+    CHECK(plan_error(allreduce("one_host", 2)).empty());  // `box` has them: the plan is made
+    std::string yaml = allreduce("one_host", 2);
+    yaml.replace(yaml.find("machine: box"), 12, "machine: plain");
+    CHECK_THAT(plan_error(yaml),
+               Contains("cluster.placement") && Contains("loopback") && Contains("plain"));
+  }
+  SECTION("roles on different machine types") {
+    CHECK_THAT(plan_error(allreduce("one_host", 2, "", "  worker_machine: box2\n")),
+               Contains("cluster.placement") && Contains("box2") && Contains("same machine"));
+    // per_task places them as they are.
+    CHECK(plan_error(allreduce("per_task", 2, "", "  worker_machine: box2\n")).empty());
+  }
+  SECTION("a machine with GPUs") {
+    std::string yaml = allreduce("one_host", 2);
+    yaml.replace(yaml.find("machine: box"), 12, "machine: gpubox");
+    CHECK_THAT(plan_error(yaml), Contains("cluster.placement") && Contains("GPUs"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a one_host plan: the machine's cores, its loopback shared, or the scenario's links") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  const auto catalog =
+      distlab::sim::MachineCatalog::load(write_catalog(dir, {.cores = 3, .loopback_gb = 2}));
+  auto plan_of = [&](const std::string& yaml) {
+    const std::string path = dir + "/plan.yaml";
+    std::ofstream(path) << yaml;
+    return distlab::sim::plan_cluster(distlab::run::load_scenario(path), catalog);
+  };
+  const auto shared = plan_of(allreduce("one_host", 2));
+  CHECK(shared.one_host);
+  CHECK(shared.cores == 3);
+  CHECK(shared.loopback_shared);
+  REQUIRE(shared.hosts.size() == 2);
+  for (const auto& host : shared.hosts) {
+    CHECK(host.link_bandwidth == Approx(2e9));
+    CHECK(host.link_latency == 0);
+    CHECK(host.device.threads == 1);
+  }
+  // A bandwidth in the scenario: each task's own link, half the latency.
+  const auto links =
+      plan_of(allreduce("one_host", 2, "network:\n  bandwidth_gbps: 4\n  latency_us: 100\n"));
+  CHECK(links.one_host);
+  CHECK_FALSE(links.loopback_shared);
+  for (const auto& host : links.hosts) {
+    CHECK(host.link_bandwidth == Approx(4e9 / 8));
+    CHECK(host.link_latency == Approx(50e-6));
+  }
+  CHECK_FALSE(plan_of(allreduce("per_task", 2)).one_host);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Simulates `yaml` with `catalog`, writes its run directory as ./simulate
+// does and returns its summary.json.
+json simulated_summary(const std::string& dir, const std::string& name, const std::string& yaml,
+                       const std::string& catalog) {
+  const std::string path = dir + "/" + name + ".yaml";
+  std::ofstream(path) << yaml;
+  const std::string run_dir = dir + "/" + name + "-run";
+  distlab::testing::in_child_process([&] {
+    const auto scenario = distlab::run::load_scenario(path);
+    const auto machines = distlab::sim::MachineCatalog::load(catalog);
+    distlab::run::RunResult result = distlab::sim::simulate(scenario, machines, {});
+    result.provenance.machines =
+        distlab::sim::machine_facts(distlab::sim::plan_cluster(scenario, machines), machines);
+    distlab::run::write_run_directory(run_dir, result);
+    return std::string();
+  });
+  std::ifstream in(run_dir + "/summary.json");
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("summary.json says where the tasks ran and times training from its first step") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  // 2 cores, 1 thread per task: each replica's step is its own 4 ms (see
+  // the sharing test above).
+  const std::string catalog = write_catalog(dir, {.cores = 2, .threads = 1, .dense_op_us = 1000});
+  for (const std::string placement : {"one_host", "per_task"}) {
+    INFO(placement);
+    const json summary =
+        simulated_summary(dir, placement, allreduce(placement, 6, kNoLatency), catalog);
+    if (placement == "one_host") {
+      CHECK(summary["placement"] ==
+            json({{"kind", "one_host"}, {"host_cores", 2}, {"threads_per_task", 1}}));
+    } else {
+      CHECK(summary["placement"] == json({{"kind", "per_task"}}));
+    }
+    // A simulation starts at its first step.
+    CHECK(summary["startup_seconds"] == 0.0);
+    CHECK(summary["training_examples_per_second"].get<double>() ==
+          Approx(summary["examples_per_second"].get<double>()));
+    // 6 steps of 2 replicas x 8 examples (534 training examples: no epoch
+    // ends).
+    CHECK(summary["examples"] == 96);
+    CHECK(summary["median_step_seconds"].get<double>() == Approx(4e-3).epsilon(1e-3));
+    const double waiting = summary["waiting_fraction"].get<double>();
+    CHECK(waiting >= 0);
+    CHECK(waiting <= 1);
+    CHECK(waiting <= summary["communication_fraction"].get<double>() + 1e-12);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("one_host with a network bandwidth: each task's own link of it, not the loopback") {
+  // Compute is free here (no op costs, rates at the maximum); a step is the
+  // ring: with two replicas, one round of reduce-scatter and one of
+  // all-gather, in which each sends the other half the gradient, n / 2
+  // bytes, at the same time. No latency anywhere. On links of their own
+  // (full duplex, B bytes/s each way) the two flows do not meet: a round
+  // takes n / 2B, a step n / B. On the shared loopback (L bytes/s for all
+  // flows) they share it: a round takes n / L, a step 2n / L.
+  const std::string dir = scratch_folder_with_tiny_model(4000);
+  // Loopback of 0.125 GB/s = 1 Gbit/s: the same as the first link below.
+  const std::string catalog = write_catalog(dir, {.cores = 2, .loopback_gb = 0.125});
+  auto median_step = [&](const std::string& name, const std::string& network) {
+    const json run = simulate_yaml(dir, name, allreduce("one_host", 6, network), catalog);
+    std::vector<double> steps = step_durations(run["tasks"][0]);
+    std::sort(steps.begin(), steps.end());
+    return std::pair{run["model_bytes"].get<double>(), steps[steps.size() / 2]};
+  };
+  const auto [n, one_gbit] =
+      median_step("one-gbit", "network:\n  bandwidth_gbps: 1\n  latency_us: 0\n");
+  const auto [n4, four_gbit] =
+      median_step("four-gbit", "network:\n  bandwidth_gbps: 4\n  latency_us: 0\n");
+  const auto [n_shared, shared] = median_step("loopback", "");
+  INFO(n << " bytes: 1 Gbit/s links " << one_gbit << " s, 4 Gbit/s " << four_gbit
+         << " s, shared loopback " << shared << " s");
+  REQUIRE(n > 100e3);  // the tiny model of 4000 hidden units: 40,003 floats
+  CHECK(one_gbit == Approx(n / 1.25e8).epsilon(0.03));
+  CHECK(four_gbit == Approx(n / 5e8).epsilon(0.03));
+  CHECK(one_gbit / four_gbit == Approx(4).epsilon(0.03));
+  CHECK(shared == Approx(2 * n / 1.25e8).epsilon(0.03));
+  fs::remove_all(dir);
+}
