@@ -20,9 +20,11 @@
 #include <string>
 #include <thread>
 
+#include "calibration/contention_probe.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/overlay.h"
 #include "calibration/system_probes.h"
+#include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/version.h"
@@ -37,6 +39,7 @@ struct Options {
   double budget = 100;
   std::string out;
   std::string disk_folder = "runs";
+  std::string samples;  // a CSV of every layer pass measured, when given
   bool quiet = false;
 };
 
@@ -45,16 +48,19 @@ std::string percent(double fraction) {
 }
 
 void print_kernels(const calibration::KernelMeasurement& k) {
-  std::printf("\nNN layer passes at %d threads (fit: op + max(FLOP / rate, bytes / rate)):\n",
-              k.threads);
-  std::printf("  %-12s %7s %9s %9s %8s %9s %9s\n", "kind", "samples", "op (us)", "GFLOP/s", "GB/s",
-              "median", "worst");
+  std::printf(
+      "\nNN layer passes at %d threads, fitted per kind as\n"
+      "  op + regions x region + max(FLOPs / FLOP rate, bytes / byte rate):\n",
+      k.threads);
+  std::printf("  %-12s %7s %9s %11s %9s %8s %9s %9s\n", "kind", "samples", "op (us)", "region (us)",
+              "GFLOP/s", "GB/s", "median", "worst");
   for (int i = 0; i < distlab::strategy::kOpKinds; ++i) {
     const auto& f = k.kinds[static_cast<std::size_t>(i)];
-    std::printf("  %-12s %7d %9.2f %9.2f %8.2f %9s %9s\n",
+    std::printf("  %-12s %7d %9.2f %11.2f %9.2f %8.2f %9s %9s\n",
                 distlab::strategy::op_kind_name(static_cast<distlab::strategy::OpKind>(i)),
-                f.samples, f.op_seconds * 1e6, f.flops_rate / 1e9, f.byte_rate / 1e9,
-                percent(f.quality.median_error).c_str(), percent(f.quality.worst_error).c_str());
+                f.samples, f.op_seconds * 1e6, f.region_seconds * 1e6, f.flops_rate / 1e9,
+                f.byte_rate / 1e9, percent(f.quality.median_error).c_str(),
+                percent(f.quality.worst_error).c_str());
   }
   std::printf("\nWhole training steps (layers + update), as the simulator times them:\n");
   std::printf("  %-22s %12s %12s %12s %8s\n", "model@batch", "measured ms", "its passes ms",
@@ -77,6 +83,17 @@ void print_samples(const char* title, const char* unit, double unit_scale,
   }
 }
 
+// Every layer pass measured, with what the fitted kind predicts of it.
+void write_samples(const std::string& path, const calibration::KernelMeasurement& k) {
+  std::string text = "model,layer,kind,flops,bytes,measured_seconds,predicted_seconds\n";
+  for (const auto& s : k.samples) {
+    text += fmt::format("{},{},{},{},{},{:.9f},{:.9f}\n", s.model, s.layer,
+                        distlab::strategy::op_kind_name(s.kind), s.flops, s.bytes, s.seconds,
+                        calibration::predicted_seconds(s, k));
+  }
+  write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
 int calibrate_command(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::string out = o.out.empty() ? calibration::default_overlay_path() : o.out;
@@ -91,6 +108,9 @@ int calibrate_command(const Options& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[%5.1f s] %s\n", elapsed, line.c_str());
   };
+  note(fmt::format("measuring 2 processes of {} threads sharing the cores", o.threads));
+  const auto contention = calibration::measure_contention(
+      std::filesystem::read_symlink("/proc/self/exe").string(), o.threads, 2, 200);
   note(fmt::format("measuring the NN core's layer passes at {} threads", o.threads));
   const auto kernels = calibration::measure_kernels(
       o.threads, DISTLAB_SOURCE_DIR "/scenarios/models", 0.6 * b, note);
@@ -106,11 +126,20 @@ int calibrate_command(const Options& o) {
                                             .memory = memory,
                                             .loopback = loopback,
                                             .disk = disk,
+                                            .contention = contention,
                                             .version = version()};
   calibration::write_overlay(out, figures);
+  if (!o.samples.empty()) write_samples(o.samples, kernels);
 
   if (!o.quiet) {
     print_kernels(kernels);
+    std::printf("\nTwo processes of %d threads on %d cores, seconds per step:\n", o.threads,
+                contention.cores);
+    for (const auto& m : contention.models) {
+      std::printf("  %-22s alone %8.3f ms  shared %8.3f ms  %.2fx the ideal share\n",
+                  m.name.c_str(), m.alone * 1e3, m.shared * 1e3, m.factor);
+    }
+    std::printf("  contention factor (geometric mean, at least 1): %.3f\n", contention.factor);
     std::printf("\nMemory: %.2f GB/s at %d threads\n", memory.bandwidth / 1e9, o.threads);
     std::printf("\nLoopback through TcpRuntime: %.1f us one way, %.2f GB/s (median error %s)\n",
                 loopback.latency_seconds * 1e6, loopback.bandwidth / 1e9,
@@ -133,6 +162,14 @@ int calibrate_command(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The contention probe's worker (calibration/contention_probe.h), run by
+  // ./calibrate itself: --contention-worker --threads T --steps N.
+  if (argc == 6 && std::string(argv[1]) == "--contention-worker") {
+    return run_reporting_errors([&] {
+      return calibration::run_contention_worker(
+          std::stoi(argv[3]), DISTLAB_SOURCE_DIR "/scenarios/models", std::stoi(argv[5]));
+    });
+  }
   Options o;
   CLI::App app(
       "Measures this machine and writes the machine-catalog overlay that `machine: local`\n"
@@ -163,6 +200,8 @@ int main(int argc, char** argv) {
   app.add_option("--disk-folder", o.disk_folder,
                  "where to time file writes: where run directories go")
       ->capture_default_str();
+  app.add_option("--samples", o.samples,
+                 "also write every layer pass measured, with its prediction, to this CSV");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return run_reporting_errors([&] {

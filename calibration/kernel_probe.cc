@@ -84,7 +84,10 @@ std::vector<ProbeModel> probe_models(const std::string& models_dir) {
 
 // Layer and optimizer samples of one model at one batch size, and its
 // whole step time.
-void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasurement& out) {
+// Steps run for `seconds` (at least 5 timed ones), after 2 untimed: what
+// a training run sustains, not a burst (a CPU's clock drops under sustained
+// AVX-512 work; the first steps of a model also fault its memory in).
+void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMeasurement& out) {
   const nn::DataRequirements needs{probe.spec.input, probe.spec.num_classes};
   const nn::DataSplits data = nn::load_data(probe.data, needs, 1);
   nn::Model model(probe.spec, 1);
@@ -100,7 +103,8 @@ void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasur
   PassRecorder recorder;
   std::vector<double> step_seconds, update_seconds;
   const int warmup = 2;
-  for (int r = 0; r < warmup + repeats; ++r) {
+  const auto begin = Clock::now();
+  for (int r = 0; r < warmup + 5 || seconds_since(begin) < seconds; ++r) {
     const bool timed = r >= warmup;
     recorder.begin_step();
     nn::set_layer_timer(timed ? &recorder : nullptr);
@@ -123,6 +127,7 @@ void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasur
                    .kind = strategy::op_kind_of_layer(layer.kind()),
                    .flops = forward ? cost.forward_flops : cost.backward_flops,
                    .bytes = forward ? cost.forward_bytes : cost.backward_bytes,
+                   .regions = double(forward ? cost.forward_regions : cost.backward_regions),
                    .seconds = median(pass.seconds)};
     if (s.seconds > 0 && (s.flops > 0 || s.bytes > 0)) out.samples.push_back(s);
   }
@@ -134,6 +139,7 @@ void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasur
                          .kind = OpKind::kElementwise,
                          .flops = update.flops(),
                          .bytes = update.bytes(),
+                         .regions = update.items.front().regions,
                          .seconds = median(update_seconds)});
   double layers = 0;
   for (const PassRecorder::Pass& pass : recorder.passes()) layers += median(pass.seconds);
@@ -147,10 +153,16 @@ void measure_model(const ProbeModel& probe, int batch, int repeats, KernelMeasur
 double predicted_seconds(const strategy::WorkItem& item, const KindFit& fit) {
   const double arithmetic = fit.flops_rate > 0 ? item.flops / fit.flops_rate : 0;
   const double memory = fit.byte_rate > 0 ? item.bytes / fit.byte_rate : 0;
-  return item.ops * fit.op_seconds + std::max(arithmetic, memory);
+  return item.ops * fit.op_seconds + item.regions * fit.region_seconds +
+         std::max(arithmetic, memory);
 }
 
 }  // namespace
+
+double predicted_seconds(const KernelSample& sample, const KernelMeasurement& measurement) {
+  const strategy::WorkItem item{sample.flops, sample.bytes, 0, sample.kind, 1, sample.regions};
+  return predicted_seconds(item, measurement.kinds[static_cast<std::size_t>(sample.kind)]);
+}
 
 KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& what) {
   KindFit fit;
@@ -159,33 +171,35 @@ KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& wh
   // Start from the additive fit, then let each sample's dominant term
   // decide which rate it informs, until no sample changes sides.
   std::vector<Observation> observations;
-  for (const KernelSample& s : samples)
-    observations.push_back({{1.0, s.flops, s.bytes}, s.seconds});
+  for (const KernelSample& s : samples) {
+    observations.push_back({{1.0, s.regions, s.flops, s.bytes}, s.seconds});
+  }
   LinearFit linear = fit_nonnegative(observations, what);
   std::vector<bool> compute_bound(samples.size(), true);
   for (int round = 0; round < 20; ++round) {
     bool changed = false;
     for (std::size_t i = 0; i < samples.size(); ++i) {
       const bool bound =
-          samples[i].flops * linear.coefficients[1] >= samples[i].bytes * linear.coefficients[2];
+          samples[i].flops * linear.coefficients[2] >= samples[i].bytes * linear.coefficients[3];
       if (round == 0 || bound != compute_bound[i]) changed = true;
       compute_bound[i] = bound;
     }
     if (!changed) break;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      observations[i].terms = {1.0, compute_bound[i] ? samples[i].flops : 0.0,
+      observations[i].terms = {1.0, samples[i].regions, compute_bound[i] ? samples[i].flops : 0.0,
                                compute_bound[i] ? 0.0 : samples[i].bytes};
     }
     linear = fit_nonnegative(observations, what);
   }
   fit.op_seconds = linear.coefficients[0];
-  fit.flops_rate = linear.coefficients[1] > 0 ? 1 / linear.coefficients[1] : 0;
-  fit.byte_rate = linear.coefficients[2] > 0 ? 1 / linear.coefficients[2] : 0;
+  fit.region_seconds = linear.coefficients[1];
+  fit.flops_rate = linear.coefficients[2] > 0 ? 1 / linear.coefficients[2] : 0;
+  fit.byte_rate = linear.coefficients[3] > 0 ? 1 / linear.coefficients[3] : 0;
   // Quality of the roofline itself (max of the two terms), not of the
   // linear stand-in.
   std::vector<double> errors;
   for (const KernelSample& s : samples) {
-    const strategy::WorkItem item{s.flops, s.bytes, 0, s.kind, 1};
+    const strategy::WorkItem item{s.flops, s.bytes, 0, s.kind, 1, s.regions};
     errors.push_back(std::abs(predicted_seconds(item, fit) / s.seconds - 1));
   }
   std::sort(errors.begin(), errors.end());
@@ -203,14 +217,17 @@ KernelMeasurement measure_kernels(int threads, const std::string& models_dir, do
   const auto models = probe_models(models_dir);
   int points = 0;
   for (const ProbeModel& m : models) points += static_cast<int>(m.batches.size());
+  // The CPU at its sustained clock before the first sample.
+  measure_model(models.front(), models.front().batches.back(), budget_seconds / 20, out);
+  out = KernelMeasurement{};
+  out.threads = threads;
   const auto start = Clock::now();
   int done = 0;
   for (const ProbeModel& m : models) {
     for (int batch : m.batches) {
-      // Repetitions shrink as the budget runs out, never below 3.
-      const double left = budget_seconds - seconds_since(start);
-      const int repeats = left > budget_seconds * (points - done) / points ? 7 : 3;
-      measure_model(m, batch, repeats, out);
+      // An equal share of what is left of the budget.
+      const double left = budget_seconds * 0.95 - seconds_since(start);
+      measure_model(m, batch, std::max(0.0, left / (points - done)), out);
       ++done;
     }
     if (progress) progress(fmt::format("{} ({} batch sizes)", m.spec.name, m.batches.size()));

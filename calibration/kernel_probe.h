@@ -1,8 +1,8 @@
 // The NN core's own speed on this machine, by kind of operation: trains
 // the lab models (and MLPs of several widths) at several batch sizes, times
 // every layer's forward and backward pass as the training step runs it
-// (nn/layer_timing.h), and fits each kind's fixed cost per pass, FLOP
-// rate and byte rate (a roofline per kind, compute_model.h's terms) to
+// (nn/layer_timing.h), and fits each kind's fixed cost per pass and per
+// parallel region, FLOP rate and byte rate (a roofline per kind, compute_model.h's terms) to
 // those times, against the FLOPs and bytes the layers' cost functions
 // give. The optimizer's update over the whole parameter buffer is timed
 // too, as an element-wise operation.
@@ -25,14 +25,16 @@ struct KernelSample {
   strategy::OpKind kind = strategy::OpKind::kElementwise;
   double flops = 0;
   double bytes = 0;
+  double regions = 0;  // parallel regions it opens, as its cost function says
   double seconds = 0;  // median over the timed steps
 };
 
-// A kind's fitted terms: seconds = op_seconds + max(flops / flops_rate,
-// bytes / byte_rate). A rate the data gave no evidence of (every sample
-// bound by the other term) is 0.
+// A kind's fitted terms: seconds = op_seconds + regions * region_seconds
+// + max(flops / flops_rate, bytes / byte_rate). A rate the data gave no
+// evidence of (every sample bound by the other term) is 0.
 struct KindFit {
   double op_seconds = 0;
+  double region_seconds = 0;
   double flops_rate = 0;  // FLOP/s
   double byte_rate = 0;   // bytes/s
   FitQuality quality;
@@ -58,6 +60,9 @@ struct KernelMeasurement {
 // on relative error, each sample assigned to the bound (arithmetic or
 // memory) that its current fit says dominates, until the assignment holds.
 KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& what);
+
+// What the measurement's fitted kind predicts of one of its samples.
+double predicted_seconds(const KernelSample& sample, const KernelMeasurement& measurement);
 
 // Runs the probe at `threads` compute threads. `models_dir` holds the lab
 // models (scenarios/models). `progress` is called with a line per model.

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "calibration/contention_probe.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/system_probes.h"
 
@@ -17,6 +18,7 @@ struct MachineFigures {
   MemoryMeasurement memory;
   LinkMeasurement loopback;
   DiskMeasurement disk;
+  ContentionMeasurement contention;
   std::string version;  // distlab's, of the build that measured
 };
 

@@ -1,8 +1,10 @@
 // What a layer costs, for the simulator's roofline model: arithmetic work and
 // memory traffic of its forward and backward passes at a given batch size,
-// and how many kernels each pass launches (a fixed overhead on GPUs). The
-// backward pass counts the input gradient only where it is computed: not
-// for a model's first layer with parameters, nor for the layers before it.
+// how many kernels each pass launches (a fixed overhead on GPUs), and how
+// many parallel regions it opens on the CPU (waking the thread team is a
+// fixed cost each, which dominates small layers). The backward pass counts
+// the input gradient only where it is computed: not for a model's first
+// layer with parameters, nor for the layers before it.
 #pragma once
 
 #include <string>
@@ -16,6 +18,8 @@ struct LayerCost {
   double backward_bytes = 0;  // likewise, backward (input and weight gradients)
   int forward_kernels = 0;
   int backward_kernels = 0;
+  int forward_regions = 0;  // OpenMP parallel regions (nn/parallel_product.h and the layers)
+  int backward_regions = 0;
 
   LayerCost& operator+=(const LayerCost& o) {
     forward_flops += o.forward_flops;
@@ -24,6 +28,8 @@ struct LayerCost {
     backward_bytes += o.backward_bytes;
     forward_kernels += o.forward_kernels;
     backward_kernels += o.backward_kernels;
+    forward_regions += o.forward_regions;
+    backward_regions += o.backward_regions;
     return *this;
   }
 };

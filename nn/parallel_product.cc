@@ -1,5 +1,7 @@
 #include "nn/parallel_product.h"
 
+#include <algorithm>
+
 namespace distlab::nn {
 namespace {
 
@@ -33,6 +35,10 @@ ConstBlock cols_of_op(ConstMatrixMap m, Transpose t, Eigen::Index first, Eigen::
 }
 
 }  // namespace
+
+bool product_in_parallel(int64_t rows, int64_t cols) {
+  return block_count(std::max<Eigen::Index>(rows, cols)) > 1;
+}
 
 // Cuts the longer side of c: a block of rows needs all of op(b) packed, a
 // block of columns all of op(a), so the cut that repacks the smaller

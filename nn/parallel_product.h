@@ -16,4 +16,8 @@ namespace distlab::nn {
 void parallel_product(MatrixMap c, ConstMatrixMap a, Transpose ta, ConstMatrixMap b, Transpose tb,
                       bool accumulate = false);
 
+// Whether the product into a (rows, cols) result runs as a parallel region
+// (more than one block), for the layers' cost functions.
+bool product_in_parallel(int64_t rows, int64_t cols);
+
 }  // namespace distlab::nn

@@ -3,9 +3,10 @@
 // free and a convolution's GEMM output is already the next layer's input.
 #pragma once
 
-#include "nn/eigen.h"
 #include <cstdint>
 #include <string>
+
+#include "nn/eigen.h"
 
 namespace distlab::nn {
 

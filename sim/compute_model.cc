@@ -20,6 +20,17 @@ ComputeDevice gpu_device(const GpuType& gpu) {
           .threads = 0};
 }
 
+ComputeDevice slowed_down(ComputeDevice device, double factor) {
+  for (OpRates& r : device.rates) {
+    r.op_seconds *= factor;
+    r.region_seconds *= factor;
+    r.flops /= factor;
+    r.bytes_per_second /= factor;
+  }
+  device.launch_seconds *= factor;
+  return device;
+}
+
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
                              double launch_seconds) {
   ComputeDevice device{.name = std::move(name), .rates = {}, .launch_seconds = launch_seconds};
@@ -36,7 +47,7 @@ double roofline_seconds(const strategy::Work& work, const ComputeDevice& device)
                   strategy::op_kind_name(item.kind) + " operations: cannot time '" + work.label +
                   "'");
     }
-    seconds += item.ops * rates.op_seconds +
+    seconds += item.ops * rates.op_seconds + item.regions * rates.region_seconds +
                std::max(item.flops / rates.flops, item.bytes / rates.bytes_per_second) +
                item.kernels * device.launch_seconds;
   }

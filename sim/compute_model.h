@@ -1,7 +1,7 @@
 // Time of a piece of work on a simulated device. Each operation costs a
-// fixed overhead per dispatch (the framework's and the threading's, which
-// dominates small layers), then the longer of its arithmetic and its memory
-// traffic at the rates of its kind (a roofline per kind: dense products,
+// fixed overhead per dispatch (the framework's) and per parallel region it
+// opens (waking the CPU's thread team), which dominate small layers, then the longer of its
+// arithmetic and its memory traffic at the rates of its kind (a roofline per kind: dense products,
 // convolutions, embeddings and element-wise passes reach different
 // fractions of a device's peak), and each kernel launch adds a fixed
 // overhead (GPUs only).
@@ -23,6 +23,8 @@ struct ComputeDevice {
 
 ComputeDevice cpu_device(const MachineType& machine);
 ComputeDevice gpu_device(const GpuType& gpu);
+// The device with every cost `factor` times higher (contention).
+ComputeDevice slowed_down(ComputeDevice device, double factor);
 // Every kind at the same rates, no dispatch overhead (tests, simple models).
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
                              double launch_seconds);

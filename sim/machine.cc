@@ -42,6 +42,7 @@ double positive(const ConfigNode& node, double max) {
 struct KindFigures {
   double efficiency = 0;
   double op_seconds = 0;
+  double region_seconds = 0;
 };
 
 constexpr std::array<strategy::OpKind, strategy::kOpKinds> kAllKinds = {
@@ -60,18 +61,21 @@ std::array<KindFigures, strategy::kOpKinds> kind_figures(const ConfigNode& entry
   const double efficiency = entry.at("efficiency").as_double(0, 1);
   if (efficiency <= 0) entry.at("efficiency").fail("must be above 0");
   const double op_seconds = entry.get_double("op_us", 0, 0, 1e6) * 1e-6;
+  const double region_seconds = entry.get_double("region_us", 0, 0, 1e6) * 1e-6;
   std::array<KindFigures, strategy::kOpKinds> figures;
-  figures.fill({efficiency, op_seconds});
+  figures.fill({efficiency, op_seconds, region_seconds});
   if (auto kinds = entry.find("kinds")) {
     const auto names = kind_names();
     kinds->allow_only(names);
     for (std::size_t k = 0; k < names.size(); ++k) {
       auto node = kinds->find(names[k]);
       if (!node) continue;
-      node->allow_only({"efficiency", "op_us"});
+      node->allow_only({"efficiency", "op_us", "region_us"});
       figures[k].efficiency = node->get_double("efficiency", efficiency, 0, 1);
       if (figures[k].efficiency <= 0) node->at("efficiency").fail("must be above 0");
       figures[k].op_seconds = node->get_double("op_us", op_seconds * 1e6, 0, 1e6) * 1e-6;
+      figures[k].region_seconds =
+          node->get_double("region_us", region_seconds * 1e6, 0, 1e6) * 1e-6;
     }
   }
   return figures;
@@ -82,6 +86,7 @@ DeviceRates rates_from(const std::array<KindFigures, strategy::kOpKinds>& kinds,
   DeviceRates rates;
   for (std::size_t k = 0; k < rates.size(); ++k) {
     rates[k] = {.op_seconds = kinds[k].op_seconds,
+                .region_seconds = kinds[k].region_seconds,
                 .flops = peak * kinds[k].efficiency,
                 .bytes_per_second = memory_bandwidth};
   }
@@ -90,17 +95,20 @@ DeviceRates rates_from(const std::array<KindFigures, strategy::kOpKinds>& kinds,
 
 // A machine's calibrated `compute:` block: the threads it was measured at
 // and, for every kind, {op_us, gflops, gb_per_s} as ./calibrate fitted them.
-DeviceRates calibrated_rates(const ConfigNode& compute, int& threads) {
+DeviceRates calibrated_rates(const ConfigNode& compute, int& threads, double& contention) {
   auto names = kind_names();
   std::vector<std::string> allowed = names;
   allowed.emplace_back("threads");
+  allowed.emplace_back("contention");
   compute.allow_only(allowed);
   threads = static_cast<int>(compute.at("threads").as_int(1, 4096));
+  contention = compute.get_double("contention", 1, 1, 100);
   DeviceRates rates;
   for (std::size_t k = 0; k < names.size(); ++k) {
     const ConfigNode node = compute.at(names[k]);
-    node.allow_only({"op_us", "gflops", "gb_per_s"});
+    node.allow_only({"op_us", "region_us", "gflops", "gb_per_s"});
     rates[k] = {.op_seconds = node.at("op_us").as_double(0, 1e6) * 1e-6,
+                .region_seconds = node.get_double("region_us", 0, 0, 1e6) * 1e-6,
                 .flops = positive(node.at("gflops"), 1e9) * 1e9,
                 .bytes_per_second = positive(node.at("gb_per_s"), kMaxBandwidthGB) * kGB};
   }
@@ -224,7 +232,7 @@ void CatalogReader::read_cpus(const ConfigNode& root) {
   for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("cpus")[i];
     e.allow_only({"name", "description", "ghz", "flops_per_cycle_per_vcpu", "efficiency", "op_us",
-                  "kinds", "memory_gb_per_s_per_vcpu", "memory_gb_per_s_max"});
+                  "region_us", "kinds", "memory_gb_per_s_per_vcpu", "memory_gb_per_s_max"});
     const std::string name = entry_name(e, named);
     CpuPlatform cpu;
     cpu.flops_per_vcpu =
@@ -275,7 +283,7 @@ void CatalogReader::read_gpus(const ConfigNode& root) {
   for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("gpus")[i];
     e.allow_only({"name", "description", "peak_tflops", "memory_gb_per_s", "memory_gib",
-                  "launch_us", "efficiency", "op_us", "kinds", "interconnect"});
+                  "launch_us", "efficiency", "op_us", "region_us", "kinds", "interconnect"});
     GpuType gpu;
     gpu.name = entry_name(e, named);
     gpu.peak_flops = positive(e.at("peak_tflops"), 10'000) * kTera;
@@ -311,7 +319,7 @@ MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
   m.cpu_rates = rates_from(cpu.kinds, m.cpu_peak_flops, m.memory_bandwidth);
   m.cpu_threads = m.vcpus;
   if (auto compute = e.find("compute")) {
-    m.cpu_rates = calibrated_rates(*compute, m.cpu_threads);
+    m.cpu_rates = calibrated_rates(*compute, m.cpu_threads, m.contention);
     m.calibrated = true;
   }
   if (auto loopback = e.find("loopback")) {

@@ -16,7 +16,8 @@ namespace distlab::sim {
 // fixed cost per dispatch, then the longer of its arithmetic and its
 // memory traffic at these rates.
 struct OpRates {
-  double op_seconds = 0;        // per dispatch: framework and threading overhead
+  double op_seconds = 0;        // per dispatch: the framework's overhead
+  double region_seconds = 0;    // per CPU parallel region: waking the thread team
   double flops = 0;             // FLOP/s this kind reaches
   double bytes_per_second = 0;  // memory traffic this kind streams
 };
@@ -49,14 +50,17 @@ struct MachineType {
   std::string description;  // where the figures come from, in a few words
   int vcpus = 0;
   double memory_bytes = 0;
-  double cpu_peak_flops = 0;    // FP32 FLOP/s of all vCPUs together
-  double cpu_efficiency = 0;    // fraction of peak that NN kernels reach (default of every kind)
-  DeviceRates cpu_rates;        // per kind of operation, at cpu_threads threads
-  int cpu_threads = 0;          // compute threads the rates assume: all vCPUs unless calibrated
-  bool calibrated = false;      // cpu_rates and loopback measured by ./calibrate
-  Loopback loopback;            // between processes of this machine
-  double memory_bandwidth = 0;  // bytes/s, host memory
-  double nic_bandwidth = 0;     // bytes/s, egress cap
+  double cpu_peak_flops = 0;  // FP32 FLOP/s of all vCPUs together
+  double cpu_efficiency = 0;  // fraction of peak that NN kernels reach (default of every kind)
+  DeviceRates cpu_rates;      // per kind of operation, at cpu_threads threads
+  int cpu_threads = 0;        // compute threads the rates assume: all vCPUs unless calibrated
+  bool calibrated = false;    // cpu_rates and loopback measured by ./calibrate
+  // How much slower compute runs when tasks' threads oversubscribe the
+  // cores than an ideal share of them (measured; 1: ideal).
+  double contention = 1;
+  Loopback loopback;                // between processes of this machine
+  double memory_bandwidth = 0;      // bytes/s, host memory
+  double nic_bandwidth = 0;         // bytes/s, egress cap
   double disk_write_bandwidth = 0;  // bytes/s
   double disk_file_seconds = 0;     // fixed cost of writing one file (create, fsync, rename)
   int gpu_count = 0;

@@ -96,6 +96,12 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   // A bandwidth in the scenario: links of their own between the tasks
   // (network namespaces on the one machine), each NIC half the latency.
   plan.loopback_shared = !(scenario.network.bandwidth > 0);
+  // On one machine, a message is the kernel copying it between processes,
+  // on the cores the tasks compute on: the loopback's latency and
+  // bandwidth as ./calibrate measured them (one way, on an idle machine),
+  // half on the sender's side and half on the receiver's.
+  const MessageCpu message_cpu{.seconds = machine.loopback.latency / 2,
+                               .seconds_per_byte = 0.5 / machine.loopback.bandwidth};
   for (const strategy::TaskId task : spec.tasks()) {
     plan.hosts.push_back({.name = host_name(task),
                           .machine = machine.name,
@@ -105,7 +111,8 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                           .link_latency = plan.loopback_shared
                                               ? machine.loopback.latency
                                               : scenario.network.latency_seconds / 2,
-                          .disk = disk_of(machine)});
+                          .disk = disk_of(machine),
+                          .message_cpu = message_cpu});
   }
   return plan;
 }
@@ -171,8 +178,11 @@ std::vector<simgrid::s4u::Host*> build_one_host(const ClusterPlan& plan) {
   std::vector<simgrid::s4u::SplitDuplexLink*> nics;
   simgrid::s4u::Link* loopback = nullptr;
   if (plan.loopback_shared) {
-    loopback = zone->create_link("loopback", plan.loopback.bandwidth);
-    loopback->set_latency(plan.loopback.latency);
+    // The loopback's time is the CPU's (HostPlan::message_cpu): the link
+    // itself adds none.
+    loopback = zone->create_link("loopback", kFreeLinkBandwidth);
+    loopback->set_sharing_policy(simgrid::s4u::Link::SharingPolicy::FATPIPE);
+    loopback->set_latency(0);
     loopback->seal();
   }
   for (const HostPlan& h : plan.hosts) {

@@ -18,6 +18,7 @@
 #include "run/scenario.h"
 #include "sim/compute_model.h"
 #include "sim/machine.h"
+#include "sim/sim_runtime.h"
 #include "strategy/task.h"
 
 namespace simgrid::s4u {
@@ -33,13 +34,18 @@ struct HostPlan {
   double link_bandwidth = 0;  // bytes/s, each direction
   double link_latency = 0;    // seconds, host to switch
   Disk disk;                  // where the task writes checkpoints
+  // one_host: what a message costs the CPU it shares with the other tasks,
+  // on each side (sender and receiver), as cores of the shared host.
+  MessageCpu message_cpu;
 };
 
 struct ClusterPlan {
   strategy::ClusterSpec cluster;  // the tasks the strategy sees
   std::vector<HostPlan> hosts;    // one per task, in cluster order
   // one_host placement: every task computes on one host of `cores` cores;
-  // messages share its loopback link (loopback_shared), or go through
+  // messages cost that host's CPU (HostPlan::message_cpu: on one machine,
+  // moving bytes between processes is the kernel copying them), and then
+  // cross a loopback link that adds nothing more (loopback_shared), or
   // links of the hosts' link_* figures (the scenario's bandwidth).
   bool one_host = false;
   int cores = 0;
@@ -69,5 +75,7 @@ std::vector<simgrid::s4u::Host*> build_platform(const ClusterPlan& plan);
 inline constexpr double kCoreSpeed = 1e9;
 // The host every task of a one_host plan computes on.
 inline constexpr const char* kSharedCpuHost = "one-host/cpu";
+// A link that never limits (the loopback of one_host, whose cost is CPU).
+inline constexpr double kFreeLinkBandwidth = 1e15;
 
 }  // namespace distlab::sim

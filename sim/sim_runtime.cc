@@ -48,13 +48,22 @@ void MailboxTable::release_receivers() const {
 
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
-                       ComputeDevice device, Disk disk, int shared_cores)
+                       ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
       disk_(disk),
       ordinal_(cluster.ordinal(self)),
-      compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0) {}
+      compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
+      message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}) {}
+
+void SimRuntime::spend_message_cpu(uint64_t bytes) {
+  if (!message_cpu_.costs()) return;
+  const double seconds =
+      message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte;
+  if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, 1);
+}
 
 void SimRuntime::spend_compute(double seconds) {
   if (compute_threads_ == 0) {
@@ -73,9 +82,11 @@ double SimRuntime::now() const {
 
 void SimRuntime::transmit(strategy::TaskId to, Message message) {
   // The simulated network carries `bytes`; the values travel by pointer.
-  // A message starts to arrive when it is sent (permanent receivers).
-  message.available_at = now();
+  // A message starts to arrive when it is sent (permanent receivers), once
+  // the sender's CPU has handed it over.
   const uint64_t bytes = message.bytes;
+  spend_message_cpu(bytes);
+  message.available_at = now();
   auto* payload = new Message(std::move(message));
   mailboxes_.at(cluster().ordinal(to), payload->tag)
       ->put_init(payload, bytes)
@@ -84,6 +95,7 @@ void SimRuntime::transmit(strategy::TaskId to, Message message) {
 
 Message SimRuntime::receive(Tag tag) {
   std::unique_ptr<Message> payload(mailboxes_.at(ordinal_, tag)->get<Message>());
+  spend_message_cpu(payload->bytes);
   return std::move(*payload);
 }
 

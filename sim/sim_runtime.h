@@ -43,6 +43,15 @@ class MailboxTable {
 // task's messages may leave up to this much early, never more.
 inline constexpr double kComputeResolution = 1e-6;
 
+// What a message costs the CPU on one side, sender or receiver, when the
+// tasks share a machine: a fixed cost and a cost per byte (one_host).
+struct MessageCpu {
+  double seconds = 0;
+  double seconds_per_byte = 0;
+
+  bool costs() const { return seconds > 0 || seconds_per_byte > 0; }
+};
+
 // Seconds to write one checkpoint file of `bytes` on `disk`.
 double checkpoint_seconds(uint64_t bytes, const Disk& disk);
 
@@ -53,7 +62,8 @@ class SimRuntime : public strategy::Runtime {
   // with other tasks (its compute is an execution on min(device.threads,
   // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
-             const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0);
+             const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
+             MessageCpu message_cpu = {});
 
   double now() const override;
 
@@ -69,9 +79,12 @@ class SimRuntime : public strategy::Runtime {
   Disk disk_;
   // Spends `seconds` of compute (as timed alone) on the task's host.
   void spend_compute(double seconds);
+  // Spends a message's CPU on the shared host, on one core.
+  void spend_message_cpu(uint64_t bytes);
 
   int ordinal_;
   int compute_threads_ = 0;                     // on a shared host; 0: the host is the task's own
+  MessageCpu message_cpu_;                      // what a message costs the shared host
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)
 };

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 #include "nn/model.h"
 
 namespace distlab::strategy {
@@ -49,8 +50,8 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
   // from the last layer to the first.
   for (const auto& layer : layers) {
     const nn::LayerCost& c = layer.cost;
-    work.items.push_back(
-        {c.forward_flops, c.forward_bytes, c.forward_kernels, op_kind_of_layer(layer.kind), 1});
+    work.items.push_back({c.forward_flops, c.forward_bytes, c.forward_kernels,
+                          op_kind_of_layer(layer.kind), 1, double(c.forward_regions)});
   }
   // A layer whose backward pass has nothing to compute (the first layers
   // of a model, before any parameter) is not dispatched at all.
@@ -58,7 +59,8 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
     const nn::LayerCost& c = it->cost;
     const bool runs = c.backward_flops > 0 || c.backward_bytes > 0;
     work.items.push_back({c.backward_flops, c.backward_bytes, c.backward_kernels,
-                          op_kind_of_layer(it->kind), runs ? 1.0 : 0.0});
+                          op_kind_of_layer(it->kind), runs ? 1.0 : 0.0,
+                          double(c.backward_regions)});
   }
   return work;
 }
@@ -90,8 +92,12 @@ Work model_step_work(const nn::Model& model, int batch) {
 
 Work update_work(const std::string& optimizer_kind, int64_t floats) {
   const bool adam = optimizer_kind == "adam";
-  return elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats, adam ? 12 : 4,
-                          adam ? 7 : 5);
+  Work work = elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats,
+                               adam ? 12 : 4, adam ? 7 : 5);
+  if (!work.items.empty() && floats > nn::kernels::kOptimizerParallelValues) {
+    work.items.front().regions = 1;
+  }
+  return work;
 }
 
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches) {
@@ -111,7 +117,8 @@ Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batch
                   layer.name + "' launch more kernels than an int counts");
     }
     work.items.push_back({c.forward_flops * batches, c.forward_bytes * batches,
-                          static_cast<int>(kernels), op_kind_of_layer(layer.kind), launches});
+                          static_cast<int>(kernels), op_kind_of_layer(layer.kind), launches,
+                          c.forward_regions * launches});
   }
   return work;
 }

@@ -35,7 +35,8 @@ struct WorkItem {
   double bytes = 0;  // read plus written
   int kernels = 0;   // launches: a fixed overhead each on GPUs
   OpKind kind = OpKind::kElementwise;
-  double ops = 1;  // host dispatches: a fixed overhead each on every device
+  double ops = 1;      // host dispatches: a fixed overhead each on every device
+  double regions = 0;  // CPU parallel regions: waking the thread team is a fixed cost each
 };
 
 struct Work {

@@ -85,6 +85,10 @@ struct SgdStep {
   bool nesterov = false;
 };
 
+// Optimizer steps over more values than this run as a parallel region;
+// below it, a parallel loop costs more than it saves.
+inline constexpr int64_t kOptimizerParallelValues = int64_t{1} << 15;
+
 // Adam's step with the bias corrections folded into two scalars.
 struct AdamStep {
   float beta1 = 0, beta2 = 0, epsilon = 0;

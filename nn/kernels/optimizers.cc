@@ -4,24 +4,18 @@
 #include "nn/kernels/level.h"
 
 namespace DISTLAB_KERNELS {
-namespace {
-
-// Below this many values a parallel loop costs more than it saves.
-constexpr int64_t kParallelThreshold = 1 << 15;
-
-}  // namespace
 
 void sgd(const SgdStep& s, float* __restrict w, const float* __restrict g, float* __restrict v,
          int64_t n) {
   const float lr = s.learning_rate, momentum = s.momentum;
   if (s.nesterov) {
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) if (n > kOptimizerParallelValues)
     for (int64_t i = 0; i < n; ++i) {
       v[i] = momentum * v[i] - lr * g[i];
       w[i] += momentum * v[i] - lr * g[i];
     }
   } else {
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) if (n > kOptimizerParallelValues)
     for (int64_t i = 0; i < n; ++i) {
       v[i] = momentum * v[i] - lr * g[i];
       w[i] += v[i];
@@ -33,7 +27,7 @@ void adam(const AdamStep& s, float* __restrict w, const float* __restrict g, flo
           float* __restrict v, int64_t n) {
   const float b1 = s.beta1, b2 = s.beta2, eps = s.epsilon;
   const float step_size = s.step_size, inv_sqrt_c2 = s.inv_sqrt_c2;
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) if (n > kOptimizerParallelValues)
   for (int64_t i = 0; i < n; ++i) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];

@@ -4,6 +4,12 @@
 
 namespace distlab::nn {
 
+namespace {
+// Below this many values the mask is drawn on one thread: a parallel
+// region costs more than it saves.
+constexpr int64_t kParallelValues = int64_t{1} << 14;
+}  // namespace
+
 Dropout::Dropout(std::string name, Shape input, float rate)
     : Layer(std::move(name), input, input), rate_(rate) {
   if (!(rate >= 0.0f && rate < 1.0f)) throw Error("dropout rate must lie in [0, 1)");
@@ -20,7 +26,7 @@ void Dropout::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
   y.resize(x.rows(), x.cols());
   // One stream per example, from (seed, step, example): the rows can be
   // drawn in parallel and the masks do not depend on the thread count.
-#pragma omp parallel for schedule(static) if (x.size() > (1 << 14))
+#pragma omp parallel for schedule(static) if (x.size() > kParallelValues)
   for (Eigen::Index n = 0; n < x.rows(); ++n) {
     Rng rng(derive_seed(seed_, {ctx.step, static_cast<uint64_t>(n)}));
     for (Eigen::Index j = 0; j < x.cols(); ++j) {
@@ -41,7 +47,10 @@ void Dropout::backward(const Matrix& /*x*/, const Matrix& /*y*/, const Matrix& d
 }
 
 LayerCost Dropout::cost(int batch, bool input_gradient) const {
-  return elementwise_cost(int64_t{batch} * input_shape().size(), 2, input_gradient);
+  const int64_t values = int64_t{batch} * input_shape().size();
+  LayerCost c = elementwise_cost(values, 2, input_gradient);
+  c.forward_regions = values > kParallelValues;
+  return c;
 }
 
 }  // namespace distlab::nn

@@ -67,10 +67,12 @@ LayerCost MaxPool2D::cost(int batch, bool input_gradient) const {
   c.forward_flops = out * opt_.pool_h * opt_.pool_w;  // one comparison per window entry
   c.forward_bytes = kFloatBytes * (in + out);
   c.forward_kernels = 1;
+  c.forward_regions = 1;
   if (input_gradient) {  // pooling has no parameters: backward is dx only
     c.backward_flops = out;
     c.backward_bytes = kFloatBytes * (in + 2 * out);
     c.backward_kernels = 1;
+    c.backward_regions = 1;
   }
   return c;
 }

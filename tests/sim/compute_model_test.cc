@@ -164,9 +164,13 @@ TEST_CASE("Each kind of operation runs at its own rates, plus a fixed cost per d
   // Dense at 2 TFLOP/s, convolutions at 0.5 TFLOP/s; element-wise streams
   // at 50 GB/s; every dispatch of a dense pass costs 3 us, of an
   // element-wise pass 1 us.
-  device.rates[static_cast<std::size_t>(OpKind::kDense)] = {3e-6, 2e12, 100e9};
-  device.rates[static_cast<std::size_t>(OpKind::kConvolution)] = {0, 0.5e12, 100e9};
-  device.rates[static_cast<std::size_t>(OpKind::kElementwise)] = {1e-6, 1e12, 50e9};
+  using distlab::sim::OpRates;
+  device.rates[static_cast<std::size_t>(OpKind::kDense)] =
+      OpRates{.op_seconds = 3e-6, .region_seconds = 0, .flops = 2e12, .bytes_per_second = 100e9};
+  device.rates[static_cast<std::size_t>(OpKind::kConvolution)] =
+      OpRates{.op_seconds = 0, .region_seconds = 0, .flops = 0.5e12, .bytes_per_second = 100e9};
+  device.rates[static_cast<std::size_t>(OpKind::kElementwise)] =
+      OpRates{.op_seconds = 1e-6, .region_seconds = 0, .flops = 1e12, .bytes_per_second = 50e9};
   Work work{.label = "kinds"};
   work.items = {{.flops = 2e9, .bytes = 1e6, .kernels = 0, .kind = OpKind::kDense, .ops = 1},
                 {.flops = 2e9, .bytes = 1e6, .kernels = 0, .kind = OpKind::kConvolution, .ops = 1},
@@ -239,4 +243,29 @@ TEST_CASE("A model's step is its layers, then clearing gradients, the loss and t
   // Updates: Adam touches 7 floats a parameter, SGD 5.
   CHECK(distlab::strategy::update_work("adam", 1000).bytes() == 7 * 4000);
   CHECK(distlab::strategy::update_work("sgd", 1000).bytes() == 5 * 4000);
+}
+
+TEST_CASE("Parallel regions cost their fixed time each, as the layers' costs count them") {
+  ComputeDevice device = kDevice;
+  device.launch_seconds = 0;
+  device.rates[static_cast<std::size_t>(OpKind::kDense)].region_seconds = 20e-6;
+  Work work{.label = "regions"};
+  work.items = {
+      {.flops = 0, .bytes = 0, .kernels = 0, .kind = OpKind::kDense, .ops = 1, .regions = 3}};
+  CHECK_THAT(roofline_seconds(work, device), WithinRel(60e-6, 1e-12));
+
+  // A dense layer's product runs in parallel only when its result is wide
+  // enough to cut into blocks (nn/parallel_product.cc: 64 rows or columns
+  // for two blocks of 32).
+  const distlab::nn::Model mlp(
+      distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/cifar10_mlp.yaml"), 1);
+  for (const auto& layer : mlp.layer_costs(16)) {
+    if (layer.kind != "dense") continue;
+    // Forward: a (16, units) result, parallel when units >= 64.
+    CHECK(layer.cost.forward_regions ==
+          (layer.name == "dense_4" || layer.name == "dense_5" ? 0 : 1));
+  }
+  // Adam over more than 32,768 values runs as one parallel region.
+  CHECK(distlab::strategy::update_work("adam", 40000).items[0].regions == 1);
+  CHECK(distlab::strategy::update_work("adam", 1000).items[0].regions == 0);
 }
