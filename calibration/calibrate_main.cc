@@ -2,8 +2,10 @@
 // `machine: local` reads (scenarios/machines.local.yaml), so that a
 // simulation of a scenario on `local` predicts what `./realnet --launch`
 // does here. It measures, within its time budget:
-//   - the NN core's layer passes by kind, at the threads a task uses,
-//     fitted as a fixed cost per pass plus a FLOP rate and a byte rate;
+//   - the NN core's layer passes by kind, at the threads a task uses and at
+//     one thread (a task's share when the tasks outnumber the cores),
+//     fitted as a fixed cost per pass and per parallel region plus a FLOP
+//     rate and a byte rate;
 //   - memory bandwidth;
 //   - loopback latency and bandwidth through the real TCP runtime;
 //   - disk writes with fsync, as checkpoints are written;
@@ -20,7 +22,6 @@
 #include <string>
 #include <thread>
 
-#include "calibration/contention_probe.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/overlay.h"
 #include "calibration/system_probes.h"
@@ -84,12 +85,16 @@ void print_samples(const char* title, const char* unit, double unit_scale,
 }
 
 // Every layer pass measured, with what the fitted kind predicts of it.
-void write_samples(const std::string& path, const calibration::KernelMeasurement& k) {
-  std::string text = "model,layer,kind,flops,bytes,measured_seconds,predicted_seconds\n";
-  for (const auto& s : k.samples) {
-    text += fmt::format("{},{},{},{},{},{:.9f},{:.9f}\n", s.model, s.layer,
-                        distlab::strategy::op_kind_name(s.kind), s.flops, s.bytes, s.seconds,
-                        calibration::predicted_seconds(s, k));
+void write_samples(const std::string& path,
+                   const std::vector<calibration::KernelMeasurement>& measurements) {
+  std::string text =
+      "threads,model,layer,kind,flops,bytes,regions,measured_seconds,predicted_seconds\n";
+  for (const auto& k : measurements) {
+    for (const auto& s : k.samples) {
+      text += fmt::format("{},{},{},{},{},{},{},{:.9f},{:.9f}\n", k.threads, s.model, s.layer,
+                          distlab::strategy::op_kind_name(s.kind), s.flops, s.bytes, s.regions,
+                          s.seconds, calibration::predicted_seconds(s, k));
+    }
   }
   write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
 }
@@ -99,6 +104,7 @@ int calibrate_command(const Options& o) {
   const std::string out = o.out.empty() ? calibration::default_overlay_path() : o.out;
   // Found out now, not after two minutes of measuring.
   calibration::check_writable(out);
+  if (!o.samples.empty()) calibration::check_writable(o.samples);
   std::filesystem::create_directories(o.disk_folder);
 
   const double b = o.budget;
@@ -108,12 +114,18 @@ int calibrate_command(const Options& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[%5.1f s] %s\n", elapsed, line.c_str());
   };
-  note(fmt::format("measuring 2 processes of {} threads sharing the cores", o.threads));
-  const auto contention = calibration::measure_contention(
-      std::filesystem::read_symlink("/proc/self/exe").string(), o.threads, 2, 200);
-  note(fmt::format("measuring the NN core's layer passes at {} threads", o.threads));
-  const auto kernels = calibration::measure_kernels(
-      o.threads, DISTLAB_SOURCE_DIR "/scenarios/models", 0.6 * b, note);
+  // At the threads a task has, and at 1: what each task gets when the
+  // tasks of ./realnet --launch outnumber the cores.
+  std::vector<int> thread_counts = {1};
+  if (o.threads > 1) thread_counts.push_back(o.threads);
+  std::vector<calibration::KernelMeasurement> kernels;
+  for (const int threads : thread_counts) {
+    note(fmt::format("measuring the NN core's layer passes at {} thread{}", threads,
+                     threads > 1 ? "s" : ""));
+    kernels.push_back(
+        calibration::measure_kernels(threads, DISTLAB_SOURCE_DIR "/scenarios/models",
+                                     0.62 * b / static_cast<double>(thread_counts.size()), note));
+  }
   note("measuring memory bandwidth");
   const auto memory = calibration::measure_memory(o.threads, 0.08 * b);
   note("measuring loopback TCP through the real runtime");
@@ -121,25 +133,16 @@ int calibrate_command(const Options& o) {
   note("measuring disk writes with fsync in " + o.disk_folder);
   const auto disk = calibration::measure_disk(o.disk_folder, 0.1 * b);
 
-  const calibration::MachineFigures figures{.threads = o.threads,
-                                            .kernels = kernels,
+  const calibration::MachineFigures figures{.kernels = kernels,
                                             .memory = memory,
                                             .loopback = loopback,
                                             .disk = disk,
-                                            .contention = contention,
                                             .version = version()};
   calibration::write_overlay(out, figures);
   if (!o.samples.empty()) write_samples(o.samples, kernels);
 
   if (!o.quiet) {
-    print_kernels(kernels);
-    std::printf("\nTwo processes of %d threads on %d cores, seconds per step:\n", o.threads,
-                contention.cores);
-    for (const auto& m : contention.models) {
-      std::printf("  %-22s alone %8.3f ms  shared %8.3f ms  %.2fx the ideal share\n",
-                  m.name.c_str(), m.alone * 1e3, m.shared * 1e3, m.factor);
-    }
-    std::printf("  contention factor (geometric mean, at least 1): %.3f\n", contention.factor);
+    for (const auto& k : kernels) print_kernels(k);
     std::printf("\nMemory: %.2f GB/s at %d threads\n", memory.bandwidth / 1e9, o.threads);
     std::printf("\nLoopback through TcpRuntime: %.1f us one way, %.2f GB/s (median error %s)\n",
                 loopback.latency_seconds * 1e6, loopback.bandwidth / 1e9,
@@ -162,19 +165,12 @@ int calibrate_command(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The contention probe's worker (calibration/contention_probe.h), run by
-  // ./calibrate itself: --contention-worker --threads T --steps N.
-  if (argc == 6 && std::string(argv[1]) == "--contention-worker") {
-    return run_reporting_errors([&] {
-      return calibration::run_contention_worker(
-          std::stoi(argv[3]), DISTLAB_SOURCE_DIR "/scenarios/models", std::stoi(argv[5]));
-    });
-  }
   Options o;
   CLI::App app(
       "Measures this machine and writes the machine-catalog overlay that `machine: local`\n"
       "uses, so that ./simulate predicts what ./realnet --launch does here: the NN core's\n"
-      "layer passes by kind (fixed cost per pass, FLOP rate, byte rate), memory bandwidth,\n"
+      "layer passes by kind (fixed costs per pass and per parallel region, FLOP rate, byte\n"
+      "rate) at --threads threads and at 1, memory bandwidth,\n"
       "loopback latency and bandwidth through the real TCP runtime, and disk writes with\n"
       "fsync. Prints each fit beside what it measured.");
   app.name("./calibrate");
@@ -188,7 +184,8 @@ int main(int argc, char** argv) {
       "each task of ./realnet --launch uses (its --threads, 2 by default).\n"
       "Exit status: 0 done, 1 a measurement failed, 2 bad input.\n" +
       distlab::nn::kernels::isa_help());
-  app.add_option("--threads", o.threads, "compute threads of the NN probes")
+  app.add_option("--threads", o.threads,
+                 "compute threads a task uses; the NN probes run at this many and at 1")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--budget", o.budget, "seconds the measurements may take, about")

@@ -83,7 +83,9 @@ std::string overlay_text(const MachineFigures& f) {
   const std::string level = nn::kernels::kernels().level;
   const double peak_gflops = vcpus * ghz * flops_per_cycle(level);
   const double memory_gb_per_s = f.memory.bandwidth / 1e9;
-  const Rates dense = rates_or_peak(f.kernels.kinds[0], peak_gflops, memory_gb_per_s);
+  if (f.kernels.empty()) throw Error("the overlay needs at least one kernel measurement");
+  const KernelMeasurement& used = f.kernels.back();
+  const Rates dense = rates_or_peak(used.kinds[0], peak_gflops, memory_gb_per_s);
   const double efficiency = std::clamp(dense.gflops / peak_gflops, 0.001, 1.0);
 
   std::string text = fmt::format(
@@ -96,12 +98,14 @@ std::string overlay_text(const MachineFigures& f) {
       "# Peak FLOP/s = vCPUs x GHz x {} FLOP per cycle (one FMA unit of the level's\n"
       "# widest vectors: judgment, a VM does not show its FMA units); only the facts\n"
       "# of a run use it. What the simulator times with is `compute`, fitted to the\n"
-      "# NN core's layer passes at {} threads: per kind, a fixed cost per pass\n"
-      "# (op_us) and per parallel region it opens (region_us), plus the longer\n"
-      "# of FLOPs at `gflops` and bytes at `gb_per_s`.\n"
-      "# A rate no sample was bound by is the peak or the memory bandwidth.\n",
+      "# NN core's layer passes at each thread count of the list: per kind, a\n"
+      "# fixed cost per pass (op_us) and per parallel region it opens\n"
+      "# (region_us), plus the longer of FLOPs at `gflops` and bytes at\n"
+      "# `gb_per_s`. A rate no sample was bound by is the peak or the memory\n"
+      "# bandwidth. A task computes with the entry of the most threads it has\n"
+      "# cores for (one_host shares the cores among the tasks).\n",
       utc_now(), f.version, model.empty() ? "unknown" : model, vcpus, ghz, level,
-      flops_per_cycle(level), f.threads);
+      flops_per_cycle(level));
   text += fmt::format(
       "cpus:\n"
       "  - name: local-calibrated\n"
@@ -126,25 +130,22 @@ std::string overlay_text(const MachineFigures& f) {
       "    disk_write_mb_per_s: {:.1f}\n"
       "    disk_file_ms: {:.3f}\n"
       "    loopback: {{latency_us: {:.2f}, gb_per_s: {:.3f}}}\n"
-      "    compute:\n"
-      "      threads: {}\n"
-      "      # {} processes of {} threads on {} cores computed {:.2f}x slower than an\n"
-      "      # ideal share of the cores: one_host applies it when tasks oversubscribe.\n"
-      "      contention: {:.3f}\n",
+      "    compute:\n",
       utc_now(), vcpus, memory_gib(), f.loopback.bandwidth * 8 / 1e9,
       std::max(1.0, f.disk.write_bandwidth / 1e6), f.disk.file_seconds * 1e3,
-      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9, f.threads,
-      f.contention.processes, f.contention.threads, f.contention.cores, f.contention.factor,
-      f.contention.factor);
-  for (int k = 0; k < strategy::kOpKinds; ++k) {
-    const KindFit& fit = f.kernels.kinds[static_cast<std::size_t>(k)];
-    const Rates r = rates_or_peak(fit, peak_gflops, memory_gb_per_s);
-    text += fmt::format(
-        "      {}: {{op_us: {:.3f}, region_us: {:.3f}, gflops: {:.3f}, gb_per_s: {:.3f}}}"
-        "   # {} samples, median error {:.1f}%, worst {:.1f}%\n",
-        strategy::op_kind_name(static_cast<strategy::OpKind>(k)), fit.op_seconds * 1e6,
-        fit.region_seconds * 1e6, r.gflops, r.gb_per_s, fit.samples, 100 * fit.quality.median_error,
-        100 * fit.quality.worst_error);
+      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9);
+  for (const KernelMeasurement& kernels : f.kernels) {
+    text += fmt::format("      - threads: {}\n", kernels.threads);
+    for (int k = 0; k < strategy::kOpKinds; ++k) {
+      const KindFit& fit = kernels.kinds[static_cast<std::size_t>(k)];
+      const Rates r = rates_or_peak(fit, peak_gflops, memory_gb_per_s);
+      text += fmt::format(
+          "        {}: {{op_us: {:.3f}, region_us: {:.3f}, gflops: {:.3f}, gb_per_s: {:.3f}}}"
+          "   # {} samples, median error {:.1f}%, worst {:.1f}%\n",
+          strategy::op_kind_name(static_cast<strategy::OpKind>(k)), fit.op_seconds * 1e6,
+          fit.region_seconds * 1e6, r.gflops, r.gb_per_s, fit.samples,
+          100 * fit.quality.median_error, 100 * fit.quality.worst_error);
+    }
   }
   return text;
 }

@@ -6,19 +6,18 @@
 
 #include <string>
 
-#include "calibration/contention_probe.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/system_probes.h"
 
 namespace distlab::calibration {
 
 struct MachineFigures {
-  int threads = 0;
-  KernelMeasurement kernels;
+  // The layer passes at each thread count measured, fewest threads first
+  // (the last is the threads a task uses).
+  std::vector<KernelMeasurement> kernels;
   MemoryMeasurement memory;
   LinkMeasurement loopback;
   DiskMeasurement disk;
-  ContentionMeasurement contention;
   std::string version;  // distlab's, of the build that measured
 };
 

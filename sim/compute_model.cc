@@ -13,22 +13,23 @@ ComputeDevice cpu_device(const MachineType& machine) {
           .threads = machine.cpu_threads};
 }
 
+ComputeDevice cpu_device(const MachineType& machine, int threads) {
+  ComputeDevice device = cpu_device(machine);
+  if (machine.cpu_rates_by_threads.empty()) return device;
+  const auto* chosen = &machine.cpu_rates_by_threads.front();
+  for (const auto& entry : machine.cpu_rates_by_threads) {
+    if (entry.first <= threads) chosen = &entry;
+  }
+  device.threads = chosen->first;
+  device.rates = chosen->second;
+  return device;
+}
+
 ComputeDevice gpu_device(const GpuType& gpu) {
   return {.name = gpu.name,
           .rates = gpu.rates,
           .launch_seconds = gpu.kernel_launch_seconds,
           .threads = 0};
-}
-
-ComputeDevice slowed_down(ComputeDevice device, double factor) {
-  for (OpRates& r : device.rates) {
-    r.op_seconds *= factor;
-    r.region_seconds *= factor;
-    r.flops /= factor;
-    r.bytes_per_second /= factor;
-  }
-  device.launch_seconds *= factor;
-  return device;
 }
 
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,

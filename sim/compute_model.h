@@ -22,9 +22,11 @@ struct ComputeDevice {
 };
 
 ComputeDevice cpu_device(const MachineType& machine);
+// The machine's CPU as a task computing on `threads` threads sees it: a
+// calibrated machine's rates measured at the most threads not above it
+// (its fewest if none), computing on that many threads.
+ComputeDevice cpu_device(const MachineType& machine, int threads);
 ComputeDevice gpu_device(const GpuType& gpu);
-// The device with every cost `factor` times higher (contention).
-ComputeDevice slowed_down(ComputeDevice device, double factor);
 // Every kind at the same rates, no dispatch overhead (tests, simple models).
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
                              double launch_seconds);

@@ -93,16 +93,15 @@ DeviceRates rates_from(const std::array<KindFigures, strategy::kOpKinds>& kinds,
   return rates;
 }
 
-// A machine's calibrated `compute:` block: the threads it was measured at
-// and, for every kind, {op_us, gflops, gb_per_s} as ./calibrate fitted them.
-DeviceRates calibrated_rates(const ConfigNode& compute, int& threads, double& contention) {
+// One entry of a machine's calibrated `compute:` list: the threads it was
+// measured at and, for every kind, {op_us, region_us, gflops, gb_per_s} as
+// ./calibrate fitted them.
+DeviceRates calibrated_rates(const ConfigNode& compute, int& threads) {
   auto names = kind_names();
   std::vector<std::string> allowed = names;
   allowed.emplace_back("threads");
-  allowed.emplace_back("contention");
   compute.allow_only(allowed);
   threads = static_cast<int>(compute.at("threads").as_int(1, 4096));
-  contention = compute.get_double("contention", 1, 1, 100);
   DeviceRates rates;
   for (std::size_t k = 0; k < names.size(); ++k) {
     const ConfigNode node = compute.at(names[k]);
@@ -319,7 +318,20 @@ MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
   m.cpu_rates = rates_from(cpu.kinds, m.cpu_peak_flops, m.memory_bandwidth);
   m.cpu_threads = m.vcpus;
   if (auto compute = e.find("compute")) {
-    m.cpu_rates = calibrated_rates(*compute, m.cpu_threads, m.contention);
+    // A list of entries, one per thread count (or one entry as a map).
+    const std::size_t entries = compute->is_sequence() ? compute->size() : 1;
+    if (entries == 0) compute->fail("lists no measurement");
+    for (std::size_t i = 0; i < entries; ++i) {
+      const ConfigNode entry = compute->is_sequence() ? (*compute)[i] : *compute;
+      int threads = 0;
+      DeviceRates rates = calibrated_rates(entry, threads);
+      if (!m.cpu_rates_by_threads.empty() && threads <= m.cpu_rates_by_threads.back().first) {
+        entry.at("threads").fail("thread counts must grow from one entry to the next");
+      }
+      m.cpu_rates_by_threads.emplace_back(threads, rates);
+    }
+    m.cpu_threads = m.cpu_rates_by_threads.back().first;
+    m.cpu_rates = m.cpu_rates_by_threads.back().second;
     m.calibrated = true;
   }
   if (auto loopback = e.find("loopback")) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strategy/work.h"
@@ -55,9 +56,9 @@ struct MachineType {
   DeviceRates cpu_rates;      // per kind of operation, at cpu_threads threads
   int cpu_threads = 0;        // compute threads the rates assume: all vCPUs unless calibrated
   bool calibrated = false;    // cpu_rates and loopback measured by ./calibrate
-  // How much slower compute runs when tasks' threads oversubscribe the
-  // cores than an ideal share of them (measured; 1: ideal).
-  double contention = 1;
+  // Calibrated machines: the rates measured at each thread count, fewest
+  // threads first (the last is cpu_rates); empty otherwise.
+  std::vector<std::pair<int, DeviceRates>> cpu_rates_by_threads;
   Loopback loopback;                // between processes of this machine
   double memory_bandwidth = 0;      // bytes/s, host memory
   double nic_bandwidth = 0;         // bytes/s, egress cap

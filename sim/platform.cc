@@ -102,10 +102,20 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   // half on the sender's side and half on the receiver's.
   const MessageCpu message_cpu{.seconds = machine.loopback.latency / 2,
                                .seconds_per_byte = 0.5 / machine.loopback.bandwidth};
+  // Each task computes on its share of the cores, at most on the threads
+  // it has (the machine's calibrated count, as ./realnet --threads). Thread
+  // teams that outnumber the cores do not run in parallel, they take
+  // turns: a team of two on a share of one core steps as fast as one
+  // thread (measured on the development machine: two processes of 2
+  // threads on 2 cores step like two of 1 thread), so the rates are those
+  // measured at the share's thread count.
+  const int share = std::max(1, machine.vcpus / static_cast<int>(spec.tasks().size()));
+  const ComputeDevice device =
+      cpu_device(machine, std::min(std::max(1, machine.cpu_threads), share));
   for (const strategy::TaskId task : spec.tasks()) {
     plan.hosts.push_back({.name = host_name(task),
                           .machine = machine.name,
-                          .device = cpu_device(machine),
+                          .device = device,
                           .link_bandwidth = plan.loopback_shared ? machine.loopback.bandwidth
                                                                  : scenario.network.bandwidth,
                           .link_latency = plan.loopback_shared

@@ -43,13 +43,13 @@ echo "    (./calibrate --budget 10 took $((ms / 1000)) s)"
 check_shown "./calibrate --budget 10 --threads 1 exits 0" test "$rc" -eq 0
 check "... in under a minute (it took ${ms} ms)" test "$ms" -lt 60000
 for word in "NN layer passes at 1 threads" dense convolution "Whole training steps" \
-  "contention factor" Memory: "Loopback through TcpRuntime" "Disk (write, fsync, rename)" \
+  Memory: "Loopback through TcpRuntime" "Disk (write, fsync, rename)" \
   "wrote $overlay"; do
   check "... and prints \"$word\"" has "$word" "$work/out"
 done
 check "... and notes its progress on stderr" has "measuring disk writes with fsync" "$work/err"
-for text in "name: local" "name: local-calibrated" "compute:" "threads: 1" "loopback:" \
-  "contention:" "dense:"; do
+for text in "name: local" "name: local-calibrated" "compute:" "- threads: 1" "loopback:" \
+  "dense:" "region_us:"; do
   check "the overlay has \"$text\"" has "$text" "$overlay"
 done
 check "... and no draft is left beside it" \
@@ -59,7 +59,8 @@ check "the samples CSV has its header and > 50 layer passes, each timed and pred
 import csv, sys
 with open(sys.argv[1]) as f:
     rows = list(csv.reader(f))
-header = ["model", "layer", "kind", "flops", "bytes", "measured_seconds", "predicted_seconds"]
+header = ["threads", "model", "layer", "kind", "flops", "bytes", "regions", "measured_seconds",
+          "predicted_seconds"]
 assert rows[0] == header, rows[0]
 body = [dict(zip(header, r)) for r in rows[1:]]
 assert len(body) > 50, len(body)

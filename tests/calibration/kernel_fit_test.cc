@@ -102,9 +102,14 @@ namespace {
 // instead).
 MachineFigures measured() {
   MachineFigures f;
-  f.threads = 2;
   f.version = "test";
-  auto& kinds = f.kernels.kinds;
+  // One thread: every kind at twice the 2-thread figures' costs (only the
+  // dense op cost is checked); then the 2-thread measurement.
+  f.kernels.resize(2);
+  f.kernels[0].threads = 1;
+  f.kernels[0].kinds[static_cast<std::size_t>(OpKind::kDense)] = {
+      .op_seconds = 2.5e-6, .flops_rate = 40e9, .byte_rate = 5e9, .samples = 40};
+  auto& kinds = f.kernels[1].kinds;
   kinds[static_cast<std::size_t>(OpKind::kDense)] = {
       .op_seconds = 1.23456e-6, .flops_rate = 80.1234567e9, .byte_rate = 5e9, .samples = 40};
   kinds[static_cast<std::size_t>(OpKind::kConvolution)] = {
@@ -113,7 +118,7 @@ MachineFigures measured() {
       .op_seconds = 1.2e-6, .flops_rate = 0, .byte_rate = 4e9, .samples = 8};
   kinds[static_cast<std::size_t>(OpKind::kElementwise)] = {
       .op_seconds = 3.25e-6, .flops_rate = 0, .byte_rate = 0, .samples = 30};
-  f.kernels.threads = 2;
+  f.kernels[1].threads = 2;
   f.memory.bandwidth = 12.5e9;
   f.loopback.latency_seconds = 17.25e-6;
   f.loopback.bandwidth = 2.5e9;
@@ -140,6 +145,12 @@ TEST_CASE("the overlay makes `local` a calibrated machine of exactly the measure
   using sim::rates_of;
   CHECK(local.calibrated);
   CHECK(local.cpu_threads == 2);
+  // Both thread counts, fewest first; the last is the machine's own rates.
+  REQUIRE(local.cpu_rates_by_threads.size() == 2);
+  CHECK(local.cpu_rates_by_threads[0].first == 1);
+  CHECK_THAT(rates_of(local.cpu_rates_by_threads[0].second, OpKind::kDense).op_seconds,
+             WithinRel(2.5e-6, 1e-12));
+  CHECK(local.cpu_rates_by_threads[1].first == 2);
   CHECK(local.gpu_count == 0);
   CHECK(local.vcpus == static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
 

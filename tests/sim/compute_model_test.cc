@@ -269,3 +269,24 @@ TEST_CASE("Parallel regions cost their fixed time each, as the layers' costs cou
   CHECK(distlab::strategy::update_work("adam", 40000).items[0].regions == 1);
   CHECK(distlab::strategy::update_work("adam", 1000).items[0].regions == 0);
 }
+
+TEST_CASE("A calibrated CPU computes with the rates measured at the threads a task has cores for") {
+  distlab::sim::MachineType m;
+  m.name = "box";
+  distlab::sim::DeviceRates one{}, two{};
+  one[0].flops = 50e9;
+  two[0].flops = 90e9;
+  m.cpu_rates_by_threads = {{1, one}, {2, two}};
+  m.cpu_rates = two;
+  m.cpu_threads = 2;
+  CHECK(cpu_device(m).threads == 2);
+  CHECK(distlab::sim::cpu_device(m, 1).threads == 1);
+  CHECK(distlab::sim::cpu_device(m, 1).rates[0].flops == 50e9);
+  CHECK(distlab::sim::cpu_device(m, 2).rates[0].flops == 90e9);
+  CHECK(distlab::sim::cpu_device(m, 8).threads == 2);  // the most measured
+  CHECK(distlab::sim::cpu_device(m, 0).threads == 1);  // the fewest, when none fits
+  // An uncalibrated machine: its own rates, whatever the threads.
+  distlab::sim::MachineType plain = m;
+  plain.cpu_rates_by_threads.clear();
+  CHECK(distlab::sim::cpu_device(plain, 1).rates[0].flops == 90e9);
+}
