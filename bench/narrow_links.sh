@@ -339,8 +339,11 @@ run_real() {
     chief_out=()
     [ "$role" != chief ] || chief_out=(--out "$dir")
     mkdir -p "$out/tmp/$tag-$role-$index"
+    # Every task shares this machine's cores: OpenMP threads that sleep
+    # when idle, as ./realnet --launch gives its tasks (spinning ones
+    # steal the cores the other tasks compute on).
     ip netns exec "$prefix$role-$index" env DISTLAB_SECRET="$secret" \
-      TMPDIR="$out/tmp/$tag-$role-$index" \
+      TMPDIR="$out/tmp/$tag-$role-$index" OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" \
       "$realnet" --role "$role" --index "$index" --cluster "$out/cluster-$tag.yaml" \
       --scenario "$scenario_abs" --threads "$threads" --timeout 600 --quiet \
       "${both_args[@]}" "${chief_out[@]}" >"$out/logs/$tag-$role-$index.log" 2>&1 &

@@ -114,17 +114,19 @@ int calibrate_command(const Options& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[%5.1f s] %s\n", elapsed, line.c_str());
   };
-  // At the threads a task has, and at 1: what each task gets when the
-  // tasks of ./realnet --launch outnumber the cores.
+  // At the threads a task has, alone; and at 1 with every other core busy:
+  // what each task gets when the tasks of ./realnet --launch outnumber the
+  // cores.
   std::vector<int> thread_counts = {1};
   if (o.threads > 1) thread_counts.push_back(o.threads);
   std::vector<calibration::KernelMeasurement> kernels;
   for (const int threads : thread_counts) {
-    note(fmt::format("measuring the NN core's layer passes at {} thread{}", threads,
-                     threads > 1 ? "s" : ""));
-    kernels.push_back(
-        calibration::measure_kernels(threads, DISTLAB_SOURCE_DIR "/scenarios/models",
-                                     0.62 * b / static_cast<double>(thread_counts.size()), note));
+    const bool busy = threads == 1;
+    note(fmt::format("measuring the NN core's layer passes at {} thread{}{}", threads,
+                     threads > 1 ? "s" : "", busy ? ", the other cores busy" : ""));
+    kernels.push_back(calibration::measure_kernels(
+        threads, DISTLAB_SOURCE_DIR "/scenarios/models",
+        0.62 * b / static_cast<double>(thread_counts.size()), note, busy));
   }
   note("measuring memory bandwidth");
   const auto memory = calibration::measure_memory(o.threads, 0.08 * b);

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include "calibration/measurement.h"
 #include "common/config_node.h"
@@ -158,6 +160,32 @@ void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMea
                        .layer_seconds = layers + median(update_seconds)});
 }
 
+// Keeps `count` cores busy with matrix products while it lives.
+class CoreLoad {
+ public:
+  explicit CoreLoad(int count) {
+    for (int i = 0; i < count; ++i) {
+      workers_.emplace_back([this] {
+        nn::Matrix a = nn::Matrix::Constant(192, 192, 0.5f), b = a, c(192, 192);
+        while (!stop_.load(std::memory_order_relaxed)) {
+          c.noalias() = a * b;
+          a(0, 0) = c(1, 1) * 1e-6f;  // a dependency, so that no product is skipped
+        }
+      });
+    }
+  }
+  ~CoreLoad() {
+    stop_ = true;
+    for (std::thread& t : workers_) t.join();
+  }
+  CoreLoad(const CoreLoad&) = delete;
+  CoreLoad& operator=(const CoreLoad&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+};
+
 // Seconds of one item on the fitted kinds, as sim/compute_model.cc times it.
 double predicted_seconds(const strategy::WorkItem& item, const KindFit& fit) {
   const double arithmetic = fit.flops_rate > 0 ? item.flops / fit.flops_rate : 0;
@@ -181,7 +209,9 @@ KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& wh
   // decide which rate it informs, until no sample changes sides.
   std::vector<Observation> observations;
   for (const KernelSample& s : samples) {
-    observations.push_back({{1.0, s.regions, s.flops, s.bytes}, s.seconds});
+    // Weighed by time: the relative error of a 10 ms convolution counts
+    // more than that of a 3 us activation, as it does in a step's time.
+    observations.push_back({{1.0, s.regions, s.flops, s.bytes}, s.seconds, s.seconds});
   }
   LinearFit linear = fit_nonnegative(observations, what);
   std::vector<bool> compute_bound(samples.size(), true);
@@ -218,9 +248,12 @@ KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& wh
 }
 
 KernelMeasurement measure_kernels(int threads, const std::string& models_dir, double budget_seconds,
-                                  const std::function<void(const std::string&)>& progress) {
+                                  const std::function<void(const std::string&)>& progress,
+                                  bool busy_cores) {
   if (threads < 1) throw InputError("the kernel probe needs at least one thread");
   nn::set_compute_threads(threads);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CoreLoad load(busy_cores ? std::max(0, cores - threads) : 0);
   KernelMeasurement out;
   out.threads = threads;
   const auto models = probe_models(models_dir);

@@ -64,9 +64,16 @@ KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& wh
 // What the measurement's fitted kind predicts of one of its samples.
 double predicted_seconds(const KernelSample& sample, const KernelMeasurement& measurement);
 
-// Runs the probe at `threads` compute threads. `models_dir` holds the lab
+// Runs the probe at `threads` compute threads. With `busy_cores`, the
+// cores the probe does not use run matrix products meanwhile: a core's
+// speed when every core works (the vCPUs of a VM may be hyperthreads of
+// one physical core, and a thread alone runs much faster than beside a
+// busy sibling: measured here, the lab CNN's step at one thread took 24 ms
+// alone and 35 ms beside another), as tasks that outnumber the cores see
+// it. `models_dir` holds the lab
 // models (scenarios/models). `progress` is called with a line per model.
 KernelMeasurement measure_kernels(int threads, const std::string& models_dir, double budget_seconds,
-                                  const std::function<void(const std::string&)>& progress);
+                                  const std::function<void(const std::string&)>& progress,
+                                  bool busy_cores = false);
 
 }  // namespace distlab::calibration

@@ -54,7 +54,7 @@ std::vector<double> solve(const std::vector<Observation>& observations,
   };
   std::vector<double> scale(n, 0.0);
   for (const Observation& o : observations) {
-    for (std::size_t j = 0; j < n; ++j) scale[j] += element(o, j) * element(o, j);
+    for (std::size_t j = 0; j < n; ++j) scale[j] += o.weight * element(o, j) * element(o, j);
   }
   for (double& s : scale) s = s > 0 ? std::sqrt(s) : 1.0;
   // [A^T A | A^T 1] of the scaled columns.
@@ -62,8 +62,8 @@ std::vector<double> solve(const std::vector<Observation>& observations,
   for (const Observation& o : observations) {
     for (std::size_t i = 0; i < n; ++i) {
       const double ai = element(o, i) / scale[i];
-      for (std::size_t j = 0; j < n; ++j) m[i][j] += ai * element(o, j) / scale[j];
-      m[i][n] += ai;
+      for (std::size_t j = 0; j < n; ++j) m[i][j] += o.weight * ai * element(o, j) / scale[j];
+      m[i][n] += o.weight * ai;
     }
   }
   for (std::size_t p = 0; p < n; ++p) {

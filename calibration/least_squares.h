@@ -15,6 +15,10 @@ namespace distlab::calibration {
 struct Observation {
   std::vector<double> terms;  // x_k of this sample, one per coefficient
   double seconds = 0;         // measured, > 0
+  // How much its relative error counts (1: as much as any other). The
+  // kernel fit weighs layer passes by their time, so that the passes that
+  // make up most of a step are fitted best.
+  double weight = 1;
 };
 
 struct FitQuality {
