@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
       "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
       "task sends its report to the chief, which writes the run directory; the others\n"
       "keep theirs in a temporary folder ($TMPDIR/distlab-*/report.json).\n"
+      "--launch tasks share this machine's cores: they get OMP_WAIT_POLICY=passive\n"
+      "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
+      "records the placement, the core count and the threads per task.\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
       distlab::nn::kernels::isa_help());
   app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
