@@ -10,6 +10,9 @@ set -euo pipefail
 calibrate=$(realpath "$1")
 simulate=$(realpath "$2")
 src=$(realpath "$3")
+# A sanitized build runs the probes' minimum steps many times slower: the
+# time limit holds for a release build only.
+build_kind=${4:-release}
 python=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -41,7 +44,9 @@ run "$calibrate" --budget 10 --threads 1 --out "$overlay" --disk-folder "$work/d
   --samples "$work/samples.csv"
 echo "    (./calibrate --budget 10 took $((ms / 1000)) s)"
 check_shown "./calibrate --budget 10 --threads 1 exits 0" test "$rc" -eq 0
-check "... in under a minute (it took ${ms} ms)" test "$ms" -lt 60000
+if [ "$build_kind" = release ]; then
+  check "... in under a minute (it took ${ms} ms)" test "$ms" -lt 60000
+fi
 for word in "NN layer passes at 1 threads" dense convolution "Whole training steps" \
   Memory: "Loopback through TcpRuntime" "Disk (write, fsync, rename)" \
   "wrote $overlay"; do
@@ -96,7 +101,12 @@ PY
 run "$simulate" "${sim_args[@]}" --machines "$src/scenarios/machines.yaml" "$overlay" --quiet \
   --out "$work/run"
 check_shown "./simulate --machines machines.yaml OVERLAY on local exits 0" test "$rc" -eq 0
-check_shown "... quietly" bash -c "[ ! -s '$work/out' ] && [ ! -s '$work/err' ]"
+if [ "$build_kind" = release ]; then
+  check_shown "... quietly" bash -c "[ ! -s '$work/out' ] && [ ! -s '$work/err' ]"
+else
+  # AddressSanitizer warns on stderr about SimGrid's context switches.
+  check_shown "... quietly" bash -c "[ ! -s '$work/out' ]"
+fi
 check "... with the overlay's local machine, placed one_host" uses_overlay "$work/run"
 
 run "$simulate" "${sim_args[@]}" --machines "$src/scenarios/machines.yaml" "$overlay" \

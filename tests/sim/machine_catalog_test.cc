@@ -315,7 +315,8 @@ TEST_CASE("Per-kind figures: a CPU's efficiency and op cost, overridden kind by 
       "     memory_gb_per_s_per_vcpu: 5, memory_gb_per_s_max: 20}\n"
       "machines:\n" +
       kBox);
-  const auto& box = MachineCatalog::load(file.path()).machine("box");
+  const auto catalog = MachineCatalog::load(file.path());
+  const auto& box = catalog.machine("box");
   using distlab::sim::rates_of;
   using distlab::strategy::OpKind;
   const double peak = 8 * 2.0e9 * 32;
@@ -340,7 +341,8 @@ TEST_CASE("A calibrated machine times compute by its measured rates and knows it
                          "      convolution: {op_us: 150, gflops: 90, gb_per_s: 2}\n"
                          "      embedding: {op_us: 1, gflops: 100, gb_per_s: 4}\n"
                          "      elementwise: {op_us: 3, gflops: 100, gb_per_s: 22}\n");
-  const auto& box = MachineCatalog::load(file.path()).machine("box");
+  const auto catalog = MachineCatalog::load(file.path());
+  const auto& box = catalog.machine("box");
   using distlab::sim::rates_of;
   using distlab::strategy::OpKind;
   CHECK(box.calibrated);
