@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "nn/threads.h"
+#include "sim/compute_model.h"
 
 namespace distlab::calibration {
 namespace {
@@ -186,12 +188,27 @@ class CoreLoad {
   std::vector<std::thread> workers_;
 };
 
-// Seconds of one item on the fitted kinds, as sim/compute_model.cc times it.
+// A fit as the simulator's rates: a rate no sample gave never binds.
+sim::OpRates rates_of(const KindFit& fit) {
+  constexpr double kUnbound = std::numeric_limits<double>::infinity();
+  return {.op_seconds = fit.op_seconds,
+          .region_seconds = fit.region_seconds,
+          .flops = fit.flops_rate > 0 ? fit.flops_rate : kUnbound,
+          .bytes_per_second = fit.byte_rate > 0 ? fit.byte_rate : kUnbound};
+}
+
+// The fitted kinds as a device, timed by the simulator's own model.
+sim::ComputeDevice device_of(const std::array<KindFit, strategy::kOpKinds>& kinds) {
+  sim::ComputeDevice device{.name = "calibration", .rates = {}, .launch_seconds = 0};
+  for (std::size_t k = 0; k < kinds.size(); ++k) device.rates[k] = rates_of(kinds[k]);
+  return device;
+}
+
+// Seconds of one item on a fitted kind, as sim/compute_model.cc times it.
 double predicted_seconds(const strategy::WorkItem& item, const KindFit& fit) {
-  const double arithmetic = fit.flops_rate > 0 ? item.flops / fit.flops_rate : 0;
-  const double memory = fit.byte_rate > 0 ? item.bytes / fit.byte_rate : 0;
-  return item.ops * fit.op_seconds + item.regions * fit.region_seconds +
-         std::max(arithmetic, memory);
+  sim::ComputeDevice device{.name = "calibration", .rates = {}, .launch_seconds = 0};
+  device.rates.fill(rates_of(fit));
+  return sim::roofline_seconds(strategy::Work{.label = "sample", .items = {item}}, device);
 }
 
 }  // namespace
@@ -294,10 +311,7 @@ KernelMeasurement measure_kernels(int threads, const std::string& models_dir, do
       const auto update = strategy::update_work(m.spec.optimizer.kind,
                                                 static_cast<int64_t>(model.parameters().size()));
       work.items.insert(work.items.end(), update.items.begin(), update.items.end());
-      for (const strategy::WorkItem& item : work.items) {
-        step.predicted_seconds +=
-            predicted_seconds(item, out.kinds[static_cast<std::size_t>(item.kind)]);
-      }
+      step.predicted_seconds = sim::roofline_seconds(work, device_of(out.kinds));
       break;
     }
   }

@@ -92,7 +92,6 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   plan.cluster = spec;
   plan.one_host = true;
   plan.cores = machine.vcpus;
-  plan.loopback = machine.loopback;
   // A bandwidth in the scenario: links of their own between the tasks
   // (network namespaces on the one machine), each NIC half the latency.
   plan.loopback_shared = !(scenario.network.bandwidth > 0);

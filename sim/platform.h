@@ -49,7 +49,6 @@ struct ClusterPlan {
   // links of the hosts' link_* figures (the scenario's bandwidth).
   bool one_host = false;
   int cores = 0;
-  Loopback loopback;
   bool loopback_shared = true;
 };
 
