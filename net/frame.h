@@ -37,7 +37,10 @@
 //              multiple of 4 bytes, at most the receiver's maximum. With
 //              kFlagNoValues (timing fidelity) the payload is `length` bytes
 //              of filler: the size travels, the values do not. A task
-//              report's text travels packed in floats (text_message).
+//              report's text travels packed in floats (text_message), and
+//              half-precision gradients two to a float
+//              (strategy/gradient_wire.h): the words are copied, never
+//              computed with, so every bit arrives as it left.
 //   goodbye    at most kMaxGoodbyeBytes of text: why the sender closes
 //              (empty at the normal end of a run)
 //

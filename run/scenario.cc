@@ -9,6 +9,7 @@
 
 #include "common/config_node.h"
 #include "common/error.h"
+#include "strategy/gradient_wire.h"
 #include "strategy/strategies.h"
 
 namespace distlab::run {
@@ -63,7 +64,8 @@ std::string strategies_taking(const std::string& key) {
 
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
-  const std::vector<std::string> keys = {"mode", "bucket_bytes", "segment_bytes", "devices"};
+  const std::vector<std::string> keys = {"mode", "bucket_bytes", "segment_bytes", "devices",
+                                         "gradient_dtype"};
   std::vector<std::string> allowed = keys;
   allowed.push_back("name");
   node.allow_only(allowed);
@@ -92,6 +94,10 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   }
   if (auto devices = node.find("devices")) {
     config.devices = static_cast<int>(devices->as_int(0, kMaxDevices));
+  }
+  if (auto dtype = node.find("gradient_dtype")) {
+    config.gradient_type =
+        strategy::gradient_type_named(dtype->as_choice(strategy::gradient_type_names()));
   }
   return config;
 }

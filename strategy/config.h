@@ -7,6 +7,8 @@
 
 namespace distlab::strategy {
 
+enum class GradientType { kFloat32, kFloat16, kBFloat16 };
+
 enum class StrategyKind { kLocal, kAllReduce, kParameterServer, kMirrored };
 enum class PsMode { kAsync, kSync };
 enum class Fidelity {
@@ -28,6 +30,10 @@ struct StrategyConfig {
   // arrival (ring_allreduce.h); 0 sends every chunk whole.
   int64_t segment_bytes = int64_t{1} << 20;
   int devices = 0;  // mirrored: devices of the host (0: all its GPUs)
+  // The format gradients travel in (gradient_wire.h): ring messages, and
+  // pushes to parameter servers. Bucket and segment sizes above count the
+  // float32 gradient they cut, so every format cuts it the same way.
+  GradientType gradient_type = GradientType::kFloat32;
 };
 
 struct TrainingConfig {

@@ -40,7 +40,10 @@ struct Message {
   // incarnation (runtime.h). Filled in by the runtime.
   uint32_t from_incarnation = 0;
   uint32_t to_incarnation = 0;
-  std::vector<float> values;  // empty in timing fidelity
+  // The payload, in 4-byte words: floats, or words a sender packed that
+  // the transport moves without computing with them (text_message below;
+  // half-precision gradients, gradient_wire.h). Empty in timing fidelity.
+  std::vector<float> values;
   uint64_t bytes = 0;         // payload size on the wire in both fidelities
 
   // Set by the receiving backend: when the message began to arrive, on the

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "nn/kernels/kernels.h"
+#include "strategy/gradient_wire.h"
 
 namespace distlab::strategy {
 namespace {
@@ -47,13 +48,18 @@ void pull(Runtime& runtime, PsRequest what, int64_t step, FloatRange params,
   }
 }
 
-// Worker side: send each shard of the gradient to its PS.
-void push(Runtime& runtime, int64_t step, FloatRange grads, const std::vector<int64_t>& versions) {
+// Worker side: send each shard of the gradient to its PS, in the wire's format.
+void push(Runtime& runtime, int64_t step, FloatRange grads, const std::vector<int64_t>& versions,
+          GradientType wire) {
   const int servers = runtime.cluster().ps;
   for (int j = 0; j < servers; ++j) {
     const Shard shard = shard_of(grads.size(), servers, j);
     const FloatRange part = grads.sub(shard.begin, shard.size);
-    Message m = make_message(Tag::kToParameterServer, step, part.size(), part.data());
+    Message m =
+        gradient_message(Tag::kToParameterServer, step, FloatRange::sized(part.size()), wire);
+    runtime.compute(encode_work(part.size(), wire), [&] {
+      if (part.has_values()) m = gradient_message(Tag::kToParameterServer, step, part, wire);
+    });
     m.op = static_cast<int32_t>(PsRequest::kPush);
     m.version = versions[j];
     runtime.send({Role::kPs, j}, std::move(m));
@@ -163,7 +169,7 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
     pull(runtime, PsRequest::kPull, step, replica.parameters(), versions);
     const double loss =
         replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
-    push(runtime, step, replica.gradients(), versions);
+    push(runtime, step, replica.gradients(), versions, setup.strategy().gradient_type);
     replica.after_step(step, loss);
     checkpoints.after_step(step + 1);
     runtime.end_step(loss);
@@ -276,6 +282,19 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     gradients_applied += gradients;
     runtime.end_step(std::numeric_limits<double>::quiet_NaN(), staleness);
   };
+  // A push holds the shard's gradient in the wire's format: as float32 from
+  // here on.
+  const GradientType wire = setup.strategy().gradient_type;
+  auto read_pushed_gradient = [&](Message& m) {
+    const std::string what = task_name(runtime.self()) + ": a push";
+    read_gradient(m, wire, FloatRange::sized(shard.size), what);
+    if (wire == GradientType::kFloat32) return;
+    std::vector<float> gradient(runtime.full_fidelity() ? shard.size : 0);
+    runtime.compute(decode_work(shard.size, wire), [&] {
+      if (!gradient.empty()) read_gradient(m, wire, FloatRange(gradient.data(), shard.size), what);
+    });
+    m.values = std::move(gradient);
+  };
   // Sync: a worker's pull waits until every push it made has been applied.
   auto ready = [&](const Message& m) {
     return !sync || pushes[cluster.replica_rank(m.from)] <= version;
@@ -294,6 +313,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         }
         break;
       case PsRequest::kPush:
+        read_pushed_gradient(m);
         ++pushes[rank];
         steps_reached[rank] = std::max(steps_reached[rank], m.step + 1);
         if (!sync) {

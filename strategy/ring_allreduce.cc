@@ -1,6 +1,7 @@
 #include "strategy/ring_allreduce.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -78,12 +79,88 @@ Message receive_segment(Runtime& runtime, TaskId from, FloatRange expected) {
   return m;
 }
 
+// One piece of work after another, as one.
+Work chained(std::string label, std::initializer_list<Work> parts) {
+  Work work{.label = std::move(label)};
+  for (const Work& part : parts)
+    work.items.insert(work.items.end(), part.items.begin(), part.items.end());
+  return work;
+}
+
+// `values` rounded to `wire` as a ring message, costed as the sender's compute.
+Message encoded(Runtime& runtime, int64_t step, FloatRange values, GradientType wire) {
+  Message m = gradient_message(Tag::kRing, step, FloatRange::sized(values.size()), wire);
+  runtime.compute(encode_work(values.size(), wire), [&] {
+    if (values.has_values()) m = gradient_message(Tag::kRing, step, values, wire);
+  });
+  return m;
+}
+
+constexpr const char* kWhat = "ring all-reduce";
+
+// The ring of the header with a half-precision wire: the same rounds and
+// segments, each arriving partial sum read back into float32 before this
+// member's values are added, and rounded again for the next member.
+void rounded_ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
+                            FloatRange data, int64_t step, int64_t segment_floats,
+                            GradientType wire) {
+  const int p = static_cast<int>(ring.size());
+  const TaskId next = ring[wrap(rank + 1, p)];
+  const TaskId previous = ring[wrap(rank - 1, p)];
+  const RingCuts cuts(data, p, segment_floats);
+  const auto& k = nn::kernels::kernels();
+  std::vector<float> sum;  // a partial sum in float32, this member's values added
+
+  for (int64_t s = 0; s < cuts.segments(rank); ++s) {
+    runtime.send(next, encoded(runtime, step, cuts.segment(rank, s), wire));
+  }
+  for (int r = 0; r < p - 1; ++r) {
+    const int chunk = rank - r - 1;
+    const bool complete = r == p - 2;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      const FloatRange mine = cuts.segment(chunk, s);
+      const int64_t n = mine.size();
+      const Message partial = runtime.recv(previous, Tag::kRing);
+      read_gradient(partial, wire, FloatRange::sized(n), kWhat);  // its size, in both fidelities
+      Message out = gradient_message(Tag::kRing, step, FloatRange::sized(n), wire);
+      const Work work =
+          chained("ring reduce", {decode_work(n, wire), elementwise_work("add", n, 1, 3),
+                                  encode_work(n, wire), complete ? decode_work(n, wire) : Work{}});
+      runtime.compute(work, [&] {
+        if (!mine.has_values()) return;
+        sum.resize(static_cast<std::size_t>(n));
+        read_gradient(partial, wire, FloatRange(sum.data(), n), kWhat);
+        k.add(sum.data(), mine.data(), n);
+        out = gradient_message(Tag::kRing, step, FloatRange(sum.data(), n), wire);
+        // The complete sum, as every other member will read it.
+        if (complete) read_gradient(out, wire, mine, kWhat);
+      });
+      runtime.send(next, std::move(out));
+    }
+  }
+  for (int r = 0; r < p - 1; ++r) {
+    const int chunk = rank - r;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      const FloatRange theirs = cuts.segment(chunk, s);
+      Message total = runtime.recv(previous, Tag::kRing);
+      read_gradient(total, wire, FloatRange::sized(theirs.size()), kWhat);
+      runtime.compute(decode_work(theirs.size(), wire),
+                      [&] { read_gradient(total, wire, theirs, kWhat); });
+      if (r < p - 2) runtime.send(next, std::move(total));
+    }
+  }
+}
+
 }  // namespace
 
 void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank, FloatRange data,
-                    int64_t step, int64_t segment_floats) {
+                    int64_t step, int64_t segment_floats, GradientType wire) {
   const int p = static_cast<int>(ring.size());
   if (p <= 1) return;
+  if (wire != GradientType::kFloat32) {
+    rounded_ring_allreduce(runtime, ring, rank, data, step, segment_floats, wire);
+    return;
+  }
   const TaskId next = ring[wrap(rank + 1, p)];
   const TaskId previous = ring[wrap(rank - 1, p)];
   const RingCuts cuts(data, p, segment_floats);
@@ -132,14 +209,14 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
 
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
                         FloatRange data, int64_t bucket_floats, int64_t segment_floats,
-                        int64_t step) {
+                        int64_t step, GradientType wire) {
   if (bucket_floats <= 0 || bucket_floats >= data.size()) {
-    ring_allreduce(runtime, ring, rank, data, step, segment_floats);
+    ring_allreduce(runtime, ring, rank, data, step, segment_floats, wire);
     return;
   }
   for (int64_t begin = 0; begin < data.size(); begin += bucket_floats) {
     const int64_t count = std::min(bucket_floats, data.size() - begin);
-    ring_allreduce(runtime, ring, rank, data.sub(begin, count), step, segment_floats);
+    ring_allreduce(runtime, ring, rank, data.sub(begin, count), step, segment_floats, wire);
   }
 }
 

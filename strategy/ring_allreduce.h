@@ -14,27 +14,36 @@
 // member, and then copied: every member ends with bit-identical values, the
 // same for every segment size, and the same run gives the same bits on
 // every backend.
+//
+// With a half-precision wire (gradient_wire.h) a member turns each arriving
+// partial sum back into float32, adds its own values in float32 and rounds
+// the result for the next member; the member that completes a chunk keeps
+// the sum as rounded, the values every other member receives, so that the
+// members still end with the same bits.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "strategy/float_range.h"
+#include "strategy/gradient_wire.h"
 #include "strategy/runtime.h"
 
 namespace distlab::strategy {
 
 // Sums `data` over the members of `ring` (all of them call it with ranges of
 // the same size and the same segment size), in place. `rank` is the
-// caller's position in `ring`; `segment_floats` <= 0 sends each chunk whole.
+// caller's position in `ring`; `segment_floats` <= 0 sends each chunk whole;
+// `wire` is the format the values travel in.
 void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank, FloatRange data,
-                    int64_t step, int64_t segment_floats = 0);
+                    int64_t step, int64_t segment_floats = 0,
+                    GradientType wire = GradientType::kFloat32);
 
 // The same, one bucket of at most `bucket_floats` after another (0: one
 // bucket), as frameworks do to start reducing before the whole gradient is
 // ready.
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
                         FloatRange data, int64_t bucket_floats, int64_t segment_floats,
-                        int64_t step);
+                        int64_t step, GradientType wire = GradientType::kFloat32);
 
 }  // namespace distlab::strategy

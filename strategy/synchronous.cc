@@ -88,7 +88,7 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
     runtime.begin_step(step);
     const double loss = replica.compute_gradients(step, LossScale::kGlobalBatch);
     bucketed_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
-                       segment_floats, step);
+                       segment_floats, step, setup.strategy().gradient_type);
     replica.apply_gradients();
     replica.after_step(step, loss);
     checkpoints.after_step(step + 1);

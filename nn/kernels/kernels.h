@@ -24,6 +24,7 @@
 // should have to.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -126,6 +127,17 @@ struct Kernels {
   // sum[i] += own[i], then own[i] = sum[i]: a ring's reduce-scatter step
   // that keeps the partial sum in the member's own buffer too.
   void (*add_and_keep)(float* sum, float* own, int64_t n);
+  // The half-precision wire formats of gradients, two bytes a value in the
+  // CPU's byte order, rounded to nearest even (kernels/half_precision.cc):
+  // out gets round(values[i] * scale) as IEEE binary16, and back, each value
+  // times `scale` (a power of two, which keeps the scaling exact).
+  void (*to_float16)(const float* values, float scale, std::byte* out, int64_t n);
+  void (*from_float16)(const std::byte* in, float scale, float* out, int64_t n);
+  // The same as bfloat16 (float32's range: no scale needed).
+  void (*to_bfloat16)(const float* values, std::byte* out, int64_t n);
+  void (*from_bfloat16)(const std::byte* in, float* out, int64_t n);
+  // The largest |values[i]|; NaNs are passed over (0 for n == 0).
+  float (*max_magnitude)(const float* values, int64_t n);
 };
 
 // The table for this process: choose_kernels(getenv("DISTLAB_ISA")), once.

@@ -24,6 +24,11 @@ void sgd(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n)
 void adam(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
 void add(float* sum, const float* values, int64_t n);
 void add_and_keep(float* sum, float* own, int64_t n);
+void to_float16(const float* values, float scale, std::byte* out, int64_t n);
+void from_float16(const std::byte* in, float scale, float* out, int64_t n);
+void to_bfloat16(const float* values, std::byte* out, int64_t n);
+void from_bfloat16(const std::byte* in, float* out, int64_t n);
+float max_magnitude(const float* values, int64_t n);
 
 // The level's table, the one symbol dispatch.cc looks up.
 const Kernels& table();

@@ -15,6 +15,11 @@ const Kernels& table() {
       .adam = adam,
       .add = add,
       .add_and_keep = add_and_keep,
+      .to_float16 = to_float16,
+      .from_float16 = from_float16,
+      .to_bfloat16 = to_bfloat16,
+      .from_bfloat16 = from_bfloat16,
+      .max_magnitude = max_magnitude,
   };
   return kTable;
 }

@@ -55,4 +55,11 @@ small=(--set training.train_examples=1536 --set training.eval_examples=500 --set
 compare "chief+1" "" "${small[@]}"
 compare "chief+4" "" "${small[@]}" --set cluster.workers=4 --set training.batch_size=32
 compare "chief+1-x86-64" x86-64 "${small[@]}"
+# Half-precision gradients: rounded by the strategy, packed two to a word on
+# the wire, read back the same on both backends.
+compare "chief+2-float16" "" "${small[@]}" --set cluster.workers=2 \
+  --set strategy.gradient_dtype=float16
+compare "ps-sync-bfloat16" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=1 \
+  --set strategy.name=parameter_server --set strategy.mode=sync \
+  --set strategy.gradient_dtype=bfloat16
 exit $failures

@@ -78,6 +78,7 @@ const char* kFull =
     "strategy:\n"
     "  name: parameter_server\n"
     "  mode: sync\n"
+    "  gradient_dtype: bfloat16\n"
     "training:\n"
     "  batch_size: 64\n"
     "  steps: 500\n"
@@ -118,6 +119,7 @@ TEST_CASE("A full scenario is read with every value") {
   CHECK(s.cluster.machine_of(Role::kPs) == "n1-highmem-8");
   CHECK(s.strategy.kind == StrategyKind::kParameterServer);
   CHECK(s.strategy.mode == PsMode::kSync);
+  CHECK(s.strategy.gradient_type == distlab::strategy::GradientType::kBFloat16);
   CHECK(s.training.batch_size == 64);
   CHECK(s.training.steps == 500);
   CHECK(s.training.eval_every == 100);
@@ -143,6 +145,7 @@ TEST_CASE("A minimal scenario takes the defaults") {
     CHECK(s.cluster.machine_of(role) == "n1-standard-4");
   }
   CHECK(s.strategy.kind == StrategyKind::kLocal);
+  CHECK(s.strategy.gradient_type == distlab::strategy::GradientType::kFloat32);
   CHECK(s.training.batch_size == 0);
   CHECK(s.training.epochs == 1);
   CHECK(s.training.steps == 0);

@@ -11,6 +11,7 @@
 #include "sim/simulation.h"
 #include "simulation_harness.h"
 #include "strategy/float_range.h"
+#include "strategy/gradient_wire.h"
 
 namespace {
 
@@ -108,6 +109,57 @@ TEST_CASE("allreduce in segments reaches the very same bits as with whole chunks
   for (int rank = 0; rank < p; ++rank) {
     CHECK(segmented["tasks"][rank]["weights_sha256"] == whole["tasks"][rank]["weights_sha256"]);
     CHECK(segmented["tasks"][rank]["bytes_sent"] == whole["tasks"][rank]["bytes_sent"]);
+  }
+}
+
+TEST_CASE("allreduce with half-precision gradients: replicas agree and send half the bytes") {
+  const int p = GENERATE(2, 3, 5);
+  const std::string dtype = GENERATE("float16", "bfloat16");
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json f32 =
+      simulate_yaml(dir, "f32", scenario(replicas_cluster(p), "  name: allreduce\n", 8));
+  const std::string strategy = "  name: allreduce\n  gradient_dtype: " + dtype + "\n";
+  const json half = simulate_yaml(dir, "half", scenario(replicas_cluster(p), strategy, 8));
+  const json timing = simulate_yaml(
+      dir, "timing", scenario(replicas_cluster(p), strategy, 8, "fidelity: timing\n"));
+  INFO(p << " replicas, " << dtype);
+  // The rounding is real, and costs the training next to nothing.
+  CHECK(half["weights_sha256"] != f32["weights_sha256"]);
+  CHECK(half["final_loss"].get<double>() == Approx(f32["final_loss"].get<double>()).epsilon(1e-2));
+  for (int rank = 0; rank < p; ++rank) {
+    const json& task = half["tasks"][rank];
+    CHECK(task["weights_sha256"] == half["tasks"][0]["weights_sha256"]);
+    // Two bytes a value, plus at most a scale word and a padding half per
+    // message.
+    const uint64_t float32_bytes = f32["tasks"][rank]["bytes_sent"];
+    const uint64_t sent = task["bytes_sent"];
+    CHECK(sent >= float32_bytes / 2);
+    CHECK(sent <= float32_bytes / 2 + 8 * task["messages_sent"].get<uint64_t>());
+    CHECK(timing["tasks"][rank]["bytes_sent"] == sent);
+  }
+}
+
+TEST_CASE("a parameter server takes half-precision pushes and answers pulls in float32") {
+  const int servers = GENERATE(1, 3);
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  const json local = simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 24));
+  const json ps = simulate_yaml(
+      dir, "ps",
+      scenario(replicas_cluster(3, servers),
+               "  name: parameter_server\n  mode: sync\n  gradient_dtype: float16\n", 8));
+  CHECK(ps["final_loss"].get<double>() == Approx(local["final_loss"].get<double>()).epsilon(1e-2));
+  const uint64_t model_bytes = ps["model_bytes"];
+  const int64_t floats = static_cast<int64_t>(model_bytes / 4);
+  uint64_t pushed = 0;
+  for (int j = 0; j < servers; ++j) {
+    const int64_t shard = distlab::strategy::part_begin(floats, servers, j + 1) -
+                          distlab::strategy::part_begin(floats, servers, j);
+    pushed += distlab::strategy::gradient_bytes(shard, distlab::strategy::GradientType::kFloat16);
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    const json& task = ps["tasks"][rank];
+    for (const json& sent : task["step_bytes_sent"]) CHECK(sent == pushed);
+    for (const json& received : task["step_bytes_received"]) CHECK(received == model_bytes);
   }
 }
 
