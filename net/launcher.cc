@@ -118,6 +118,12 @@ int launch(const LaunchOptions& o) {
   run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
   // Real tasks compute for real (each task process says the same).
   scenario.fidelity = strategy::Fidelity::kFull;
+  if (scenario.training.precision != strategy::Precision::kFloat32) {
+    scenario.notes.push_back(std::string("note: training.precision ") +
+                             strategy::precision_name(scenario.training.precision) +
+                             " changes the simulator's timing only: these tasks compute in "
+                             "float32, on this machine's CPU");
+  }
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }

@@ -187,8 +187,8 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
   const auto found = root.find("training");
   if (!found) return config;
   const ConfigNode& node = *found;
-  node.allow_only(
-      {"batch_size", "epochs", "steps", "eval_every", "eval_examples", "train_examples"});
+  node.allow_only({"batch_size", "epochs", "steps", "eval_every", "eval_examples", "train_examples",
+                   "precision"});
   config.batch_size = node.get_int("batch_size", 0, 0, kMaxBatch);
   config.epochs = node.get_int("epochs", 1, 1, kMaxEpochs);
   if (auto steps = node.find("steps")) {
@@ -201,6 +201,12 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
   config.eval_every = node.get_int("eval_every", 0, 0, kMaxCount);
   config.eval_examples = node.get_int("eval_examples", 0, 0, kMaxCount);
   config.train_examples = node.get_int("train_examples", 0, 0, kMaxCount);
+  if (auto precision = node.find("precision")) {
+    const std::string name = precision->as_choice({"float32", "mixed_float16", "mixed_bfloat16"});
+    config.precision = name == "mixed_float16"    ? strategy::Precision::kFloat16
+                       : name == "mixed_bfloat16" ? strategy::Precision::kBFloat16
+                                                  : strategy::Precision::kFloat32;
+  }
 
   // One step of every replica takes batch_size x replicas examples.
   int64_t replicas = cluster.spec.replicas();

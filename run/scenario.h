@@ -22,12 +22,14 @@
 //     bucket_bytes: 0                     # allreduce, mirrored
 //     segment_bytes: 1048576              # allreduce, mirrored; 0 = chunks whole
 //     devices: 4                          # mirrored: 0 = every GPU of the machine
+//     gradient_dtype: float32             # allreduce, ps, mirrored: float32 | float16 | bfloat16
 //   training:
 //     batch_size: 128                     # per replica; 0 = the model's
 //     epochs: 1                           # or steps: N (per replica)
 //     eval_every: 100
 //     eval_examples: 2000
 //     train_examples: 0
+//     precision: float32                  # float32 | mixed_float16 | mixed_bfloat16 (timing only)
 //   checkpoint:                         # the chief writes checkpoints/ in the run directory
 //     every_steps: 500                    # 0 = not by steps (the default)
 //     every_seconds: 0                    # run clock (simulated or wall); 0 = not by time

@@ -1,6 +1,7 @@
 #include "sim/compute_model.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/error.h"
 
@@ -28,6 +29,8 @@ ComputeDevice cpu_device(const MachineType& machine, int threads) {
 ComputeDevice gpu_device(const GpuType& gpu) {
   return {.name = gpu.name,
           .rates = gpu.rates,
+          .float16_rates = gpu.float16_rates,
+          .bfloat16_rates = gpu.bfloat16_rates,
           .launch_seconds = gpu.kernel_launch_seconds,
           .threads = 0};
 }
@@ -39,10 +42,26 @@ ComputeDevice uniform_device(std::string name, double flops, double memory_bandw
   return device;
 }
 
+namespace {
+
+const DeviceRates& rates_at(const ComputeDevice& device, strategy::Precision precision) {
+  switch (precision) {
+    case strategy::Precision::kFloat16:
+      return device.float16_rates ? *device.float16_rates : device.rates;
+    case strategy::Precision::kBFloat16:
+      return device.bfloat16_rates ? *device.bfloat16_rates : device.rates;
+    case strategy::Precision::kFloat32:
+      break;
+  }
+  return device.rates;
+}
+
+}  // namespace
+
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device) {
   double seconds = 0;
   for (const auto& item : work.items) {
-    const OpRates& rates = rates_of(device.rates, item.kind);
+    const OpRates& rates = rates_of(rates_at(device, item.precision), item.kind);
     if (!(rates.flops > 0) || !(rates.bytes_per_second > 0)) {
       throw Error("device '" + device.name + "' has no compute rate or memory bandwidth for " +
                   strategy::op_kind_name(item.kind) + " operations: cannot time '" + work.label +
@@ -53,6 +72,31 @@ double roofline_seconds(const strategy::Work& work, const ComputeDevice& device)
                item.kernels * device.launch_seconds;
   }
   return seconds;
+}
+
+std::string precision_warning(const MachineType& machine, const GpuType* gpu,
+                              strategy::Precision precision) {
+  if (precision == strategy::Precision::kFloat32) return "";
+  const std::string policy = strategy::precision_name(precision);
+  if (gpu == nullptr) {
+    // TensorFlow's guide: "mixed_bfloat16 on CPUs without AMX instructions
+    // and mixed_float16 on all x86 CPUs will run significantly slower".
+    return "warning: " + machine.name + " trains on its CPU, whose " + policy +
+           " is timed as float32 (precision is modelled on GPUs; TensorFlow runs " + policy +
+           " on most x86 CPUs slower than float32)";
+  }
+  const bool half = precision == strategy::Precision::kFloat16;
+  const double tensor_flops = half ? gpu->float16_flops : gpu->bfloat16_flops;
+  if (tensor_flops > 0) return "";
+  const std::string capability = gpu->compute_capability.empty()
+                                     ? ""
+                                     : " (compute capability " + gpu->compute_capability + ")";
+  return "warning: " + machine.name + "'s " + gpu->name + capability + " has no " +
+         (half ? "float16" : "bfloat16") + " Tensor Cores: " + policy +
+         " runs its products at the float32 rate, only activations move at half the bytes" +
+         (half ? " (TensorFlow: \"Your GPU may run slowly with dtype policy mixed_float16 because "
+                 "it does not have compute capability of at least 7.0\")"
+               : " (bfloat16 Tensor Cores came with compute capability 8.0)");
 }
 
 }  // namespace distlab::sim

@@ -7,14 +7,20 @@
 // overhead (GPUs only).
 #pragma once
 
+#include <optional>
+
 #include "sim/machine.h"
 #include "strategy/work.h"
 
 namespace distlab::sim {
 
 struct ComputeDevice {
-  std::string name;           // "n1-standard-4 cpu", "k80"
-  DeviceRates rates;          // per kind of operation
+  std::string name;   // "n1-standard-4 cpu", "k80"
+  DeviceRates rates;  // per kind of operation, in float32
+  // The same for work in float16 and bfloat16 (strategy::Precision); a
+  // device that has none (CPUs) times them as float32.
+  std::optional<DeviceRates> float16_rates;
+  std::optional<DeviceRates> bfloat16_rates;
   double launch_seconds = 0;  // per kernel
   // Threads a task's compute runs on (one_host placement shares the host's
   // cores among tasks by this count); 0 on GPUs.
@@ -32,5 +38,12 @@ ComputeDevice uniform_device(std::string name, double flops, double memory_bandw
                              double launch_seconds);
 
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device);
+
+// What a replica training on `machine` in mixed `precision` should be told,
+// as TensorFlow tells it: a GPU without Tensor Cores for the format runs
+// the products at float32's rate (only the activations' bytes halve), and a
+// CPU is timed as in float32. Empty when the format runs at full speed.
+std::string precision_warning(const MachineType& machine, const GpuType* gpu,
+                              strategy::Precision precision);
 
 }  // namespace distlab::sim

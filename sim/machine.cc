@@ -281,8 +281,9 @@ void CatalogReader::read_gpus(const ConfigNode& root) {
   const std::size_t count = list_size(root, "gpus", false);
   for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("gpus")[i];
-    e.allow_only({"name", "description", "peak_tflops", "memory_gb_per_s", "memory_gib",
-                  "launch_us", "efficiency", "op_us", "region_us", "kinds", "interconnect"});
+    e.allow_only({"name", "description", "peak_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+                  "memory_gb_per_s", "memory_gib", "launch_us", "efficiency", "op_us", "region_us",
+                  "kinds", "interconnect", "compute_capability"});
     GpuType gpu;
     gpu.name = entry_name(e, named);
     gpu.peak_flops = positive(e.at("peak_tflops"), 10'000) * kTera;
@@ -290,7 +291,29 @@ void CatalogReader::read_gpus(const ConfigNode& root) {
     gpu.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
     gpu.kernel_launch_seconds = e.at("launch_us").as_double(0, 1e6) * kMicro;
     gpu.efficiency = positive(e.at("efficiency"), 1);
-    gpu.rates = rates_from(kind_figures(e), gpu.peak_flops, gpu.memory_bandwidth);
+    gpu.tf32_flops = e.get_double("tf32_tflops", 0, 0, 100'000) * kTera;
+    gpu.float16_flops = e.get_double("fp16_tflops", 0, 0, 100'000) * kTera;
+    gpu.bfloat16_flops = e.get_double("bf16_tflops", 0, 0, 100'000) * kTera;
+    if (auto cc = e.find("compute_capability")) gpu.compute_capability = cc->as_string();
+    const auto kinds = kind_figures(e);
+    gpu.rates = rates_from(kinds, gpu.peak_flops, gpu.memory_bandwidth);
+    // In mixed precision activations take two bytes a value: every kind
+    // moves its values at twice the rate. Products and convolutions are
+    // what Tensor Cores run; a GPU without them runs those at float32's
+    // rate (Keras' guide: "Older GPUs offer no math performance benefit for
+    // using mixed precision, however memory and bandwidth savings can
+    // enable some speedups").
+    gpu.float16_rates = gpu.rates;
+    for (OpRates& r : gpu.float16_rates) r.bytes_per_second *= 2;
+    gpu.bfloat16_rates = gpu.float16_rates;
+    for (strategy::OpKind kind : {strategy::OpKind::kDense, strategy::OpKind::kConvolution}) {
+      const auto k = static_cast<std::size_t>(kind);
+      if (gpu.tf32_flops > 0) gpu.rates[k].flops = gpu.tf32_flops * kinds[k].efficiency;
+      gpu.float16_rates[k].flops =
+          gpu.float16_flops > 0 ? gpu.float16_flops * kinds[k].efficiency : gpu.rates[k].flops;
+      gpu.bfloat16_rates[k].flops =
+          gpu.bfloat16_flops > 0 ? gpu.bfloat16_flops * kinds[k].efficiency : gpu.rates[k].flops;
+    }
     gpu_link_[gpu.name] = e.at("interconnect").as_choice(link_names);
     t_.gpus[gpu.name] = gpu;
   }

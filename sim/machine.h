@@ -43,7 +43,18 @@ struct GpuType {
   double memory_bytes = 0;
   double kernel_launch_seconds = 0;  // fixed overhead per kernel launch
   double efficiency = 0;  // fraction of peak that NN kernels reach (default of every kind)
-  DeviceRates rates;      // per kind of operation
+  // Dense Tensor Core peaks, FLOP/s; 0 where the GPU has none.
+  double tf32_flops = 0;
+  double float16_flops = 0;
+  double bfloat16_flops = 0;
+  std::string compute_capability;  // "7.0"; "" when the catalog does not say
+  // Per kind of operation. Float32 products and convolutions run at the
+  // TF32 peak where there is one (TensorFlow's default since 2.4); float16
+  // and bfloat16 ones at their Tensor Core peaks, or at float32's rates on
+  // a GPU without them (strategy::Precision).
+  DeviceRates rates;
+  DeviceRates float16_rates;
+  DeviceRates bfloat16_rates;
 };
 
 struct MachineType {

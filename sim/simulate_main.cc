@@ -71,6 +71,19 @@ int simulate_command(const Options& o) {
           "to measure them");
     }
   }
+  // Replicas train in the scenario's precision; parameter servers only
+  // apply float32 updates.
+  std::vector<std::string> warned;
+  for (const strategy::TaskId task : scenario.cluster.spec.tasks()) {
+    if (task.role == strategy::Role::kPs) continue;
+    const sim::MachineType& machine = catalog.machine(scenario.cluster.machine_of(task.role));
+    if (std::find(warned.begin(), warned.end(), machine.name) != warned.end()) continue;
+    warned.push_back(machine.name);
+    const std::string warning =
+        sim::precision_warning(machine, machine.gpu_count > 0 ? &catalog.gpu(machine.gpu) : nullptr,
+                               scenario.training.precision);
+    if (!warning.empty()) scenario.notes.push_back(warning);
+  }
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }

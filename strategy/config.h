@@ -9,6 +9,15 @@ namespace distlab::strategy {
 
 enum class GradientType { kFloat32, kFloat16, kBFloat16 };
 
+// The number format of a training step's products and activations, as
+// Keras' dtype policies name it (training.precision): float32, or mixed
+// precision, whose products and activations are float16 or bfloat16 while
+// the weights and their updates stay float32. The NN core always computes
+// in float32: precision changes how the simulator times the step, not the
+// weights.
+enum class Precision { kFloat32, kFloat16, kBFloat16 };
+const char* precision_name(Precision precision);  // "float32", "mixed_float16", ...
+
 enum class StrategyKind { kLocal, kAllReduce, kParameterServer, kMirrored };
 enum class PsMode { kAsync, kSync };
 enum class Fidelity {
@@ -43,6 +52,7 @@ struct TrainingConfig {
   int64_t eval_every = 0;      // chief steps between evaluations; 0: at the end only
   int64_t eval_examples = 0;   // test examples per evaluation; 0: the whole test set
   int64_t train_examples = 0;  // first examples of the training set; 0: all
+  Precision precision = Precision::kFloat32;
 };
 
 // When the chief writes checkpoints (the scenario's `checkpoint` section).

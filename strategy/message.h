@@ -44,7 +44,7 @@ struct Message {
   // the transport moves without computing with them (text_message below;
   // half-precision gradients, gradient_wire.h). Empty in timing fidelity.
   std::vector<float> values;
-  uint64_t bytes = 0;         // payload size on the wire in both fidelities
+  uint64_t bytes = 0;  // payload size on the wire in both fidelities
 
   // Set by the receiving backend: when the message began to arrive, on the
   // receiver's clock. Time blocked before it is waiting, after it transfer.

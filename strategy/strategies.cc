@@ -81,6 +81,18 @@ const char* strategy_name(StrategyKind kind) {
   return describe(kind).name;
 }
 
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFloat32:
+      return "float32";
+    case Precision::kFloat16:
+      return "mixed_float16";
+    case Precision::kBFloat16:
+      return "mixed_bfloat16";
+  }
+  return "?";
+}
+
 const char* fidelity_name(Fidelity fidelity) {
   return fidelity == Fidelity::kFull ? "full" : "timing";
 }

@@ -8,6 +8,16 @@
 #include "nn/optimizer.h"
 
 namespace distlab::strategy {
+namespace {
+
+// A step's work in mixed precision: every operation in the policy's format
+// (the device decides what that is worth: sim::GpuType). Updates are not
+// step work: the weights and the optimizer stay float32, as in Keras.
+void at_precision(Work& work, Precision precision) {
+  for (WorkItem& item : work.items) item.precision = precision;
+}
+
+}  // namespace
 
 TrainingSetup::TrainingSetup(nn::ModelSpec spec, const nn::Dataset& train, const nn::Dataset& test,
                              StrategyConfig strategy, TrainingConfig training, uint64_t seed,
@@ -28,6 +38,7 @@ TrainingSetup::TrainingSetup(nn::ModelSpec spec, const nn::Dataset& train, const
   evaluation_work_ = strategy::evaluation_work(
       eval_layers, static_cast<double>(evaluation_.size()) / kEvaluationBatch);
   evaluation_work_.label = "evaluation";
+  at_precision(evaluation_work_, training.precision);
 }
 
 int64_t TrainingSetup::steps_per_replica(int replicas) const {
@@ -42,6 +53,7 @@ const Work& TrainingSetup::training_step_work(int64_t batch) const {
   if (found != step_work_.end()) return found->second;
   Work work = strategy::model_step_work(reference_, static_cast<int>(batch));
   work.label = "forward+backward";
+  at_precision(work, training_.precision);
   return step_work_.emplace(batch, std::move(work)).first->second;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nn/cost.h"
+#include "strategy/config.h"
 
 namespace distlab::nn {
 class Model;
@@ -37,6 +38,7 @@ struct WorkItem {
   OpKind kind = OpKind::kElementwise;
   double ops = 1;      // host dispatches: a fixed overhead each on every device
   double regions = 0;  // CPU parallel regions: waking the thread team is a fixed cost each
+  Precision precision = Precision::kFloat32;  // of its products and activations
 };
 
 struct Work {

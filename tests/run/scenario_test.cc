@@ -81,6 +81,7 @@ const char* kFull =
     "  gradient_dtype: bfloat16\n"
     "training:\n"
     "  batch_size: 64\n"
+    "  precision: mixed_float16\n"
     "  steps: 500\n"
     "  eval_every: 100\n"
     "  eval_examples: 2000\n"
@@ -121,6 +122,7 @@ TEST_CASE("A full scenario is read with every value") {
   CHECK(s.strategy.mode == PsMode::kSync);
   CHECK(s.strategy.gradient_type == distlab::strategy::GradientType::kBFloat16);
   CHECK(s.training.batch_size == 64);
+  CHECK(s.training.precision == distlab::strategy::Precision::kFloat16);
   CHECK(s.training.steps == 500);
   CHECK(s.training.eval_every == 100);
   CHECK(s.training.eval_examples == 2000);
@@ -147,6 +149,7 @@ TEST_CASE("A minimal scenario takes the defaults") {
   CHECK(s.strategy.kind == StrategyKind::kLocal);
   CHECK(s.strategy.gradient_type == distlab::strategy::GradientType::kFloat32);
   CHECK(s.training.batch_size == 0);
+  CHECK(s.training.precision == distlab::strategy::Precision::kFloat32);
   CHECK(s.training.epochs == 1);
   CHECK(s.training.steps == 0);
   CHECK(s.network.latency_seconds == Approx(50e-6));

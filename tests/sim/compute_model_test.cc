@@ -290,3 +290,77 @@ TEST_CASE("A calibrated CPU computes with the rates measured at the threads a ta
   plain.cpu_rates_by_threads.clear();
   CHECK(distlab::sim::cpu_device(plain, 1).rates[0].flops == 90e9);
 }
+
+TEST_CASE("Mixed precision runs products at the Tensor Core peak where a GPU has one") {
+  using distlab::strategy::Precision;
+  // The file itself, whatever overlay ./calibrate left on this machine.
+  const auto catalog = MachineCatalog::load(DISTLAB_SOURCE_DIR "/scenarios/machines.yaml");
+  Work products = one_item(1e12, 1e6, 1);  // compute-bound
+  products.items[0].kind = OpKind::kDense;
+  Work streaming = one_item(1e3, 1e9, 1);  // memory-bound
+  auto at = [](Work work, Precision precision) {
+    for (auto& item : work.items) item.precision = precision;
+    return work;
+  };
+  auto seconds = [&](const Work& work, const ComputeDevice& device) {
+    return roofline_seconds(work, device) - device.launch_seconds;
+  };
+
+  SECTION("V100: float16 products at 125 TFLOPS, bfloat16 at FP32's 15.7") {
+    const auto& v100 = catalog.gpu("v100");
+    const auto gpu = gpu_device(v100);
+    CHECK_THAT(seconds(products, gpu), WithinRel(1e12 / (15.7e12 * v100.efficiency), 1e-9));
+    CHECK_THAT(seconds(at(products, Precision::kFloat16), gpu),
+               WithinRel(1e12 / (125e12 * v100.efficiency), 1e-9));
+    CHECK_THAT(seconds(at(products, Precision::kBFloat16), gpu),
+               WithinRel(seconds(products, gpu), 1e-9));
+    // Activations at two bytes a value, in either format.
+    CHECK_THAT(seconds(at(streaming, Precision::kFloat16), gpu),
+               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
+    CHECK_THAT(seconds(at(streaming, Precision::kBFloat16), gpu),
+               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
+  }
+  SECTION("A100: float32 products at TF32's 156 TFLOPS, as TensorFlow runs them") {
+    const auto& a100 = catalog.gpu("a100-40gb");
+    const auto gpu = gpu_device(a100);
+    CHECK_THAT(seconds(products, gpu), WithinRel(1e12 / (156e12 * a100.efficiency), 1e-9));
+    CHECK_THAT(seconds(at(products, Precision::kBFloat16), gpu),
+               WithinRel(1e12 / (312e12 * a100.efficiency), 1e-9));
+  }
+  SECTION("K80: no Tensor Cores, so only the bytes gain") {
+    const auto gpu = gpu_device(catalog.gpu("k80"));
+    CHECK_THAT(seconds(at(products, Precision::kFloat16), gpu),
+               WithinRel(seconds(products, gpu), 1e-9));
+    CHECK_THAT(seconds(at(streaming, Precision::kFloat16), gpu),
+               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
+  }
+  SECTION("A CPU times every precision as float32") {
+    const auto cpu = cpu_device(catalog.machine("n1-standard-8"));
+    CHECK(roofline_seconds(at(products, Precision::kFloat16), cpu) ==
+          roofline_seconds(products, cpu));
+    CHECK(roofline_seconds(at(streaming, Precision::kBFloat16), cpu) ==
+          roofline_seconds(streaming, cpu));
+  }
+}
+
+TEST_CASE("Mixed precision without the Tensor Cores for it is warned of, as TensorFlow does") {
+  using distlab::sim::precision_warning;
+  using distlab::strategy::Precision;
+  const auto catalog = MachineCatalog::load(DISTLAB_SOURCE_DIR "/scenarios/machines.yaml");
+  const auto& k80_machine = catalog.machine("complex_model_m_gpu");
+  const auto& v100_machine = catalog.machine("complex_model_m_v100");
+  const auto& k80 = catalog.gpu("k80");
+  const auto& v100 = catalog.gpu("v100");
+  CHECK_THAT(precision_warning(k80_machine, &k80, Precision::kFloat16),
+             Catch::Contains("complex_model_m_gpu's k80 (compute capability 3.7) has no float16 "
+                             "Tensor Cores"));
+  CHECK(precision_warning(v100_machine, &v100, Precision::kFloat16).empty());
+  CHECK_THAT(precision_warning(v100_machine, &v100, Precision::kBFloat16),
+             Catch::Contains("no bfloat16 Tensor Cores"));
+  CHECK(precision_warning(catalog.machine("a2-highgpu-1g"), &catalog.gpu("a100-40gb"),
+                          Precision::kBFloat16)
+            .empty());
+  CHECK_THAT(precision_warning(catalog.machine("n1-standard-4"), nullptr, Precision::kFloat16),
+             Catch::Contains("n1-standard-4 trains on its CPU"));
+  CHECK(precision_warning(k80_machine, &k80, Precision::kFloat32).empty());
+}

@@ -101,6 +101,33 @@ TEST_CASE("The shipped catalog loads with the published figures") {
     CHECK(m.memory_bandwidth > 0);
     CHECK(m.disk_write_bandwidth > 0);
   }
+  SECTION("current GPUs with their dense Tensor Core peaks, on the machine types that carry them") {
+    const auto& h100 = catalog.gpu("h100-sxm");
+    CHECK_THAT(h100.peak_flops, WithinRel(67e12, 1e-12));
+    CHECK_THAT(h100.tf32_flops, WithinRel(494.5e12, 1e-12));
+    CHECK_THAT(h100.float16_flops, WithinRel(989.5e12, 1e-12));
+    CHECK_THAT(h100.bfloat16_flops, WithinRel(989.5e12, 1e-12));
+    CHECK(h100.compute_capability == "9.0");
+    CHECK_THAT(catalog.gpu("a100-80gb").memory_bandwidth, WithinRel(2039e9, 1e-12));
+    CHECK_THAT(catalog.gpu("l4").float16_flops, WithinRel(121e12, 1e-12));
+    CHECK(catalog.gpu("v100").bfloat16_flops == 0);
+    CHECK(catalog.gpu("k80").float16_flops == 0);
+
+    const auto& a3 = catalog.machine("a3-highgpu-8g");
+    CHECK(a3.vcpus == 208);
+    CHECK(a3.gpu == "h100-sxm");
+    CHECK(a3.gpu_count == 8);
+    CHECK_THAT(a3.bus_bandwidth, WithinRel(450e9, 1e-12));  // NVLink 4, per direction
+    CHECK_THAT(a3.nic_bandwidth, WithinRel(1000e9 / 8, 1e-12));
+    const auto& a2 = catalog.machine("a2-highgpu-4g");
+    CHECK(a2.gpu_count == 4);
+    CHECK_THAT(a2.bus_bandwidth, WithinRel(300e9, 1e-12));  // NVLink 3
+    const auto& g2 = catalog.machine("g2-standard-48");
+    CHECK(g2.gpu == "l4");
+    CHECK(g2.gpu_count == 4);
+    CHECK_THAT(g2.bus_bandwidth, WithinRel(31.5e9, 1e-12));  // PCIe 4.0 x16
+    CHECK_THAT(catalog.machine("g2-standard-4").nic_bandwidth, WithinRel(10e9 / 8, 1e-12));
+  }
   SECTION("egress is 2 Gbps per vCPU up to 32 Gbps") {
     CHECK_THAT(catalog.machine("n1-standard-8").nic_bandwidth, WithinRel(2e9, 1e-12));
     CHECK_THAT(catalog.machine("n1-standard-16").nic_bandwidth, WithinRel(4e9, 1e-12));
@@ -168,7 +195,7 @@ TEST_CASE("The shipped catalog loads with the published figures") {
       CHECK(m.vcpus >= 1);
       CHECK(m.memory_bytes >= 1 * kGiB);
       CHECK(m.cpu_peak_flops >= 10e9);   // at least 10 GFLOP/s...
-      CHECK(m.cpu_peak_flops <= 10e12);  // ...and not a GPU's figure
+      CHECK(m.cpu_peak_flops <= 20e12);  // ...and not a GPU's (a3-highgpu-8g: 13.3)
       CHECK(m.cpu_efficiency > 0);
       CHECK(m.cpu_efficiency <= 1);
       CHECK(m.memory_bandwidth >= 1e9);

@@ -245,6 +245,23 @@ TEST_CASE("mirrored over a machine's GPUs is the same all-reduce, over the bus")
   CHECK(mirrored["tasks"][3]["bytes_sent"] == ring["tasks"][3]["bytes_sent"]);
 }
 
+TEST_CASE("mixed precision changes the time of a step, not the weights") {
+  const std::string dir = scratch_folder_with_tiny_model(13);
+  auto mirrored = [&](const std::string& precision) {
+    return simulate_yaml(
+        dir, precision,
+        "model: tiny.yaml\ndata: synthetic:600\nseed: 7\ncluster:\n  machine: "
+        "complex_model_m_v100\n  chief: 1\nstrategy:\n  name: mirrored\n  devices: 4\n"
+        "training:\n  batch_size: 8\n  steps: 6\n  precision: " +
+            precision + "\n");
+  };
+  const json float32 = mirrored("float32");
+  const json mixed = mirrored("mixed_float16");
+  // The NN core computes in float32 either way.
+  CHECK(mixed["weights_sha256"] == float32["weights_sha256"]);
+  CHECK(mixed["run_seconds"].get<double>() < float32["run_seconds"].get<double>());
+}
+
 TEST_CASE("a simulation gives the same weights and times run after run") {
   const std::string dir = scratch_folder_with_tiny_model(13);
   const std::string yaml =
