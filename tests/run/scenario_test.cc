@@ -504,3 +504,19 @@ TEST_CASE("An unset override removes a key, before every --set") {
   CHECK(override_arguments({parse_override("a.b=1"), parse_unset("c")}) ==
         std::vector<std::string>{"--set", "a.b=1", "--unset", "c"});
 }
+
+TEST_CASE("Every shipped scenario loads against the shipped catalog") {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kSource / "scenarios")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".yaml" && !name.starts_with("machines")) {
+      files.push_back(entry.path());
+    }
+  }
+  CHECK(files.size() >= 9);  // the README's table
+  for (const auto& file : files) {
+    CAPTURE(file.string());
+    const Scenario s = load_scenario(file.string(), {}, shipped_machine_types());
+    CHECK(!s.description.empty());
+  }
+}
