@@ -124,6 +124,12 @@ int launch(const LaunchOptions& o) {
                              " changes the simulator's timing only: these tasks compute in "
                              "float32, on this machine's CPU");
   }
+  if (scenario.cluster.gpus_per_task > 1) {
+    scenario.notes.push_back("note: cluster.gpus_per_task " +
+                             std::to_string(scenario.cluster.gpus_per_task) +
+                             " changes the simulator's timing only: each task here trains on "
+                             "this machine's CPU");
+  }
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }

@@ -157,7 +157,7 @@ ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConf
                             const std::vector<std::string>& machine_types) {
   const ConfigNode node = root.at("cluster");
   node.allow_only({"machine", "chief", "workers", "ps", "chief_machine", "worker_machine",
-                   "ps_machine", "placement"});
+                   "ps_machine", "placement", "gpus_per_task"});
   ClusterConfig config;
   config.placement =
       node.get_choice("placement", "per_task", {"per_task", "one_host"}) == "one_host"
@@ -176,6 +176,15 @@ ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConf
   spec.chiefs = static_cast<int>(node.get_int("chief", 1, 0, 1));
   spec.workers = static_cast<int>(node.get_int("workers", 0, 0, kMaxTasks));
   spec.ps = static_cast<int>(node.get_int("ps", 0, 0, kMaxTasks));
+
+  config.gpus_per_task = static_cast<int>(node.get_int("gpus_per_task", 1, 1, kMaxDevices));
+  if (config.gpus_per_task > 1 &&
+      strategy::describe(strategy.kind).placement == strategy::Placement::kDevicesOfOneHost) {
+    node.at("gpus_per_task")
+        .fail("mirrored already trains on the devices of its one host",
+              "strategy.devices sets how many; gpus_per_task is for allreduce and "
+              "parameter_server clusters");
+  }
 
   check_cluster_rule(node, strategy::describe(strategy.kind), spec);
   return config;

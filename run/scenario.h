@@ -16,6 +16,7 @@
 //     ps: 1
 //     ps_machine: n1-highmem-8            # optional: chief_machine, worker_machine, ps_machine
 //     placement: per_task                 # per_task: a host each | one_host: all share one
+//     gpus_per_task: 1                    # chief and workers on GPU machines: towers per task
 //   strategy:
 //     name: parameter_server              # local | allreduce | parameter_server | mirrored
 //     mode: async                         # parameter_server: async | sync
@@ -79,6 +80,11 @@ struct ClusterConfig {
   std::string chief_machine;
   std::string worker_machine;
   std::string ps_machine;
+  // GPUs each chief and worker trains on: its batch split among them, one
+  // tower each, gradients combined over the machine's bus (TensorFlow's
+  // --num-gpus); parameter servers use none. The simulator's time only:
+  // the NN core computes a task's batch as one.
+  int gpus_per_task = 1;
 
   const std::string& machine_of(strategy::Role role) const;
 };

@@ -74,6 +74,28 @@ double roofline_seconds(const strategy::Work& work, const ComputeDevice& device)
   return seconds;
 }
 
+double bus_collective_seconds(strategy::DeviceCollective collective, uint64_t bytes,
+                              const ComputeDevice& device) {
+  const int k = device.devices;
+  if (k <= 1) return 0;
+  if (!(device.bus_bandwidth > 0)) {
+    throw Error("device '" + device.name + "' has " + std::to_string(k) +
+                " GPUs and no bus between them");
+  }
+  const double steps = k - 1;
+  const double part = static_cast<double>(bytes) / k / device.bus_bandwidth;
+  switch (collective) {
+    case strategy::DeviceCollective::kReduceScatter:
+    case strategy::DeviceCollective::kAllGather:
+      return steps * (device.bus_latency + part);
+    case strategy::DeviceCollective::kReduce:
+      return 2 * steps * (device.bus_latency + part);
+    case strategy::DeviceCollective::kBroadcast:
+      return steps * device.bus_latency + static_cast<double>(bytes) / device.bus_bandwidth;
+  }
+  return 0;
+}
+
 std::string precision_warning(const MachineType& machine, const GpuType* gpu,
                               strategy::Precision precision) {
   if (precision == strategy::Precision::kFloat32) return "";

@@ -25,7 +25,19 @@ struct ComputeDevice {
   // Threads a task's compute runs on (one_host placement shares the host's
   // cores among tasks by this count); 0 on GPUs.
   int threads = 0;
+  // GPUs a task trains on (cluster.gpus_per_task) and the bus between them.
+  int devices = 1;
+  double bus_bandwidth = 0;  // bytes/s per direction, per device
+  double bus_latency = 0;    // seconds per transfer
 };
+
+// The time of a collective of `bytes` among `device.devices` GPUs over their
+// bus, as NCCL's rings run it: a reduce-scatter or an all-gather moves
+// (k - 1)/k of the bytes through each device in k - 1 steps; a reduce is a
+// reduce-scatter then a gather to one; a broadcast is pipelined through
+// the chain, the bytes once plus a latency per hop. 0 with one device.
+double bus_collective_seconds(strategy::DeviceCollective collective, uint64_t bytes,
+                              const ComputeDevice& device);
 
 ComputeDevice cpu_device(const MachineType& machine);
 // The machine's CPU as a task computing on `threads` threads sees it: a

@@ -82,7 +82,7 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                       "use machine: local (./calibrate measures it), or add loopback: "
                       "{latency_us, gb_per_s} to the machine type");
   }
-  if (machine.gpu_count > 0) {
+  if (machine.gpu_count > 0 || scenario.cluster.gpus_per_task > 1) {
     throw ConfigError(scenario.path, 0, "cluster.placement",
                       "one_host shares a machine's CPU cores; " + machine.name +
                           " has GPUs, which one_host does not share",
@@ -145,13 +145,28 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
     const bool on_gpu = task.role != Role::kPs && machine.gpu_count > 0;
     const double bandwidth =
         scenario.network.bandwidth > 0 ? scenario.network.bandwidth : machine.nic_bandwidth;
-    plan.hosts.push_back(
-        {.name = host_name(task),
-         .machine = machine.name,
-         .device = on_gpu ? gpu_device(catalog.gpu(machine.gpu)) : cpu_device(machine),
-         .link_bandwidth = bandwidth,
-         .link_latency = scenario.network.latency_seconds / 2,
-         .disk = disk_of(machine)});
+    ComputeDevice device = on_gpu ? gpu_device(catalog.gpu(machine.gpu)) : cpu_device(machine);
+    const int gpus = scenario.cluster.gpus_per_task;
+    if (task.role != Role::kPs && gpus > 1) {
+      if (gpus > machine.gpu_count) {
+        throw ConfigError(scenario.path, 0, "cluster.gpus_per_task",
+                          std::to_string(gpus) + " GPUs per task, but the " +
+                              strategy::role_name(task.role) + " tasks' " + machine.name + " has " +
+                              std::to_string(machine.gpu_count),
+                          machine.gpu_count > 0 ? "at most " + std::to_string(machine.gpu_count)
+                                                : "a machine type with GPUs: complex_model_m_gpu, "
+                                                  "a2-highgpu-4g...");
+      }
+      device.devices = gpus;
+      device.bus_bandwidth = machine.bus_bandwidth;
+      device.bus_latency = machine.bus_latency;
+    }
+    plan.hosts.push_back({.name = host_name(task),
+                          .machine = machine.name,
+                          .device = device,
+                          .link_bandwidth = bandwidth,
+                          .link_latency = scenario.network.latency_seconds / 2,
+                          .disk = disk_of(machine)});
   }
   return plan;
 }

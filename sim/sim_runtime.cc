@@ -113,6 +113,15 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   }
 }
 
+void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
+  // The towers' compute comes first; the bus is the machine's own, shared
+  // with no other task.
+  if (unslept_ > 0) spend_compute(unslept_);
+  unslept_ = 0;
+  const double seconds = bus_collective_seconds(collective, bytes, device_);
+  if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
+}
+
 double checkpoint_seconds(uint64_t bytes, const Disk& disk) {
   const double transfer =
       disk.write_bandwidth > 0 ? static_cast<double>(bytes) / disk.write_bandwidth : 0;

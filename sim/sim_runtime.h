@@ -72,6 +72,7 @@ class SimRuntime : public strategy::Runtime {
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
+  void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
 
  private:
   const MailboxTable& mailboxes_;

@@ -155,6 +155,7 @@ struct TaskSupervisor::State {
       runtime.set_span_limit(
           std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
       runtime.set_incarnations(incarnation, everyone);
+      runtime.set_devices(plan.hosts[t].device.devices);
       runtime.set_rejoining(rejoin);
       runtime.set_step_hook([this, t](int64_t step) {
         auto& pending = slots[t].crash_steps;

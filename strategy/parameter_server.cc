@@ -163,12 +163,17 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
   const int servers = runtime.cluster().ps;
   std::vector<int64_t> versions(servers, 0);
   const int64_t first_step = checkpoints.start();
+  const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
 
   for (int64_t step = first_step; step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
     pull(runtime, PsRequest::kPull, step, replica.parameters(), versions);
+    // A worker of several GPUs hands the weights to each, and sums their
+    // towers' gradients on one before it pushes (the lab's GPU workers).
+    runtime.among_devices(DeviceCollective::kBroadcast, model_bytes);
     const double loss =
         replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
+    runtime.among_devices(DeviceCollective::kReduce, model_bytes);
     push(runtime, step, replica.gradients(), versions, setup.strategy().gradient_type);
     replica.after_step(step, loss);
     checkpoints.after_step(step + 1);

@@ -50,7 +50,11 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
       scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch) : batch_size;
   runtime_.count_examples(batch_size);
   double loss = kNaN;
-  runtime_.compute(setup_.training_step_work(batch_size), [&] {
+  // On several GPUs the batch is split into towers that run side by side:
+  // the step takes the time of the largest.
+  const int64_t devices = runtime_.devices();
+  const int64_t tower = (batch_size + devices - 1) / devices;
+  runtime_.compute(setup_.training_step_work(tower), [&] {
     const auto batch = sampler_.batch(epoch, in_epoch);
     nn::gather_batch(setup_.train(), batch, x_, y_);
     const nn::LossResult result = model_->compute_gradients(x_, y_, static_cast<uint64_t>(step),

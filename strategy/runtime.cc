@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.h"
+
 namespace distlab::strategy {
 
 const char* span_kind_name(SpanKind kind) {
@@ -164,6 +166,25 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   log_.compute_seconds += end - start;
   if (step_) step_->compute_seconds += end - start;
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
+}
+
+void Runtime::set_devices(int devices) {
+  if (devices < 1) throw Error(task_name(self_) + ": " + std::to_string(devices) + " devices");
+  devices_ = devices;
+}
+
+void Runtime::among_devices(DeviceCollective collective, uint64_t bytes) {
+  if (devices_ <= 1) return;
+  const double start = now();
+  bus_collective(collective, bytes);
+  const double end = now();
+  log_.communication_seconds += end - start;
+  if (step_) step_->communication_seconds += end - start;
+  if (end > start && keeps_spans()) add_span(SpanKind::kReceive, start, end, "devices");
+}
+
+void Runtime::bus_collective(DeviceCollective, uint64_t) {
+  throw Error(task_name(self_) + ": this backend has no devices to combine");
 }
 
 void Runtime::checkpoint(const std::string& label, uint64_t bytes,

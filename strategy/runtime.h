@@ -72,6 +72,17 @@ class Runtime {
   // for the time `work` takes (measured, or modelled on the host's device).
   void compute(const Work& work, const std::function<void()>& work_fn);
 
+  // The GPUs this task trains on (1 but for cluster.gpus_per_task on a
+  // simulated GPU machine). Set by the backend before the task runs.
+  int devices() const { return devices_; }
+  void set_devices(int devices);
+  // A collective of `bytes` among this task's devices, timed by the backend
+  // and accounted as communication; nothing with one device. No values
+  // move: the NN core computes the task's batch as one, so that the towers'
+  // combined gradient is the task's own (up to float rounding, which the
+  // towers of a framework would add).
+  void among_devices(DeviceCollective collective, uint64_t bytes);
+
   // Writes (or reads back) a checkpoint of `bytes` bytes: runs `io_fn`,
   // which does the file's work (nothing in timing fidelity), and accounts
   // the time as checkpoint time: measured on the real backend, modelled in
@@ -109,6 +120,9 @@ class Runtime {
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;
+  // Lets the clock advance by a collective among the task's devices
+  // (devices() > 1 only). Backends without devices never get one.
+  virtual void bus_collective(DeviceCollective collective, uint64_t bytes);
 
   TaskLog& mutable_log() { return log_; }
 
@@ -138,6 +152,7 @@ class Runtime {
   uint32_t incarnation_ = 0;
   std::vector<uint32_t> peer_incarnations_;  // by ordinal
   bool rejoining_ = false;
+  int devices_ = 1;
   std::function<void(int64_t)> step_hook_;
 };
 

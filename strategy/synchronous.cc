@@ -83,12 +83,17 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
   const int64_t bucket_floats = setup.strategy().bucket_bytes / static_cast<int64_t>(sizeof(float));
   const int64_t segment_floats =
       setup.strategy().segment_bytes / static_cast<int64_t>(sizeof(float));
+  const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
 
   for (int64_t step = checkpoints.start(); step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
     const double loss = replica.compute_gradients(step, LossScale::kGlobalBatch);
+    // Hierarchical over a task's GPUs: a reduce-scatter on its machine's
+    // bus, the ring between tasks, an all-gather on the bus.
+    runtime.among_devices(DeviceCollective::kReduceScatter, model_bytes);
     bucketed_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
                        segment_floats, step, setup.strategy().gradient_type);
+    runtime.among_devices(DeviceCollective::kAllGather, model_bytes);
     replica.apply_gradients();
     replica.after_step(step, loss);
     checkpoints.after_step(step + 1);

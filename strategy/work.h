@@ -41,6 +41,16 @@ struct WorkItem {
   Precision precision = Precision::kFloat32;  // of its products and activations
 };
 
+// A collective among the GPUs of one task's machine, over its bus: how a
+// task that trains on several (cluster.gpus_per_task) combines their
+// gradients before it talks to other tasks, and hands weights back.
+enum class DeviceCollective {
+  kReduceScatter,  // each device ends with the sum of a 1/k part
+  kAllGather,      // each device's part to every device
+  kReduce,         // the sum on one device
+  kBroadcast,      // one device's values to every device
+};
+
 struct Work {
   std::string label;  // shown on the timeline: "forward+backward", "adam update"...
   std::vector<WorkItem> items;

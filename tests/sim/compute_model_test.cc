@@ -182,7 +182,7 @@ TEST_CASE("Each kind of operation runs at its own rates, plus a fixed cost per d
   CHECK_THAT(roofline_seconds(work, device), WithinRel(1e-3, 1e-12));
 }
 
-TEST_CASE("Layers map to kinds: dense, convolution, embedding; the rest element-wise") {
+TEST_CASE("Layers map to kinds: dense, convolution, embedding, and the rest element-wise") {
   using distlab::strategy::op_kind_of_layer;
   CHECK(op_kind_of_layer("dense") == OpKind::kDense);
   CHECK(op_kind_of_layer("conv2d") == OpKind::kConvolution);
