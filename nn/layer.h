@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/activation.h"
 #include "nn/cost.h"
 #include "nn/parameters.h"
 #include "nn/random.h"
@@ -92,5 +93,21 @@ using LayerPtr = std::unique_ptr<Layer>;
 // its backward pass is the input gradient, so it costs nothing without one.
 LayerCost elementwise_cost(int64_t values, double flops_per_value, bool input_gradient,
                            int kernels = 1);
+
+// The kernels a framework launches for a product or convolution layer (the
+// GPU's fixed costs; the CPU counts its own dispatches apart), as
+// TensorFlow's graph has them: forward the product, then BiasAdd and the
+// activation where the layer has them; backward the activation's gradient,
+// BiasAddGrad, the weight gradient and, where it is needed, the input
+// gradient. `Options` is a layer's options with `use_bias` and `activation`.
+template <typename Options>
+int framework_forward_kernels(const Options& o) {
+  return 1 + (o.use_bias ? 1 : 0) + (o.activation != Activation::kNone ? 1 : 0);
+}
+template <typename Options>
+int framework_backward_kernels(const Options& o, bool input_gradient) {
+  return (o.activation != Activation::kNone ? 1 : 0) + (o.use_bias ? 1 : 0) + 1 +
+         (input_gradient ? 1 : 0);
+}
 
 }  // namespace distlab::nn

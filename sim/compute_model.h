@@ -22,6 +22,10 @@ struct ComputeDevice {
   std::optional<DeviceRates> float16_rates;
   std::optional<DeviceRates> bfloat16_rates;
   double launch_seconds = 0;  // per kernel
+  // A GPU: the host dispatches kernels (a framework op and a launch each)
+  // ahead of the device, which runs them in turn, so a piece of work takes
+  // the longer of the two (see roofline_seconds). A CPU does both itself.
+  bool runs_ahead = false;
   // Threads a task's compute runs on (one_host placement shares the host's
   // cores among tasks by this count); 0 on GPUs.
   int threads = 0;
@@ -49,6 +53,14 @@ ComputeDevice gpu_device(const GpuType& gpu);
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,
                              double launch_seconds);
 
+// The time of `work` on `device`. On a CPU, each operation costs its fixed
+// costs (op_seconds per dispatch, region_seconds per parallel region) plus
+// the longer of its FLOPs and its bytes at its kind's rates, one after the
+// other. On a GPU (runs_ahead), the host spends launch_seconds plus its
+// kind's op_seconds (the framework's dispatch) on every kernel while the
+// device runs each operation's longer of FLOPs and bytes; the host runs
+// ahead, so the work takes the longer of the host's sum and the device's:
+// small models are bound by dispatch, large ones by the device.
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device);
 
 // What a replica training on `machine` in mixed `precision` should be told,

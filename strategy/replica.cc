@@ -72,7 +72,7 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
 }
 
 void Replica::apply_gradients() {
-  runtime_.compute(setup_.update_work(setup_.parameter_floats()),
+  runtime_.compute(setup_.replica_update_work(),
                    [&] { optimizer_->step(model_->parameters(), model_->gradients()); });
 }
 

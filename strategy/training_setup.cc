@@ -11,10 +11,35 @@ namespace distlab::strategy {
 namespace {
 
 // A step's work in mixed precision: every operation in the policy's format
-// (the device decides what that is worth: sim::GpuType). Updates are not
-// step work: the weights and the optimizer stay float32, as in Keras.
+// (the device decides what that is worth: sim::GpuType), and the kernels
+// Keras adds for it. Each variable of a product, convolution or embedding
+// is read through an AutoCastVariable, a Cast kernel a pass (a dense or
+// convolution layer has a kernel and a bias), whose gradient is a Cast back
+// in the backward pass. Updates are not step work: the weights and the
+// optimizer stay float32, as in Keras.
 void at_precision(Work& work, Precision precision) {
-  for (WorkItem& item : work.items) item.precision = precision;
+  if (precision == Precision::kFloat32) return;
+  for (WorkItem& item : work.items) {
+    item.precision = precision;
+    if (item.kernels == 0) continue;
+    if (item.kind == OpKind::kDense || item.kind == OpKind::kConvolution) item.kernels += 2;
+    if (item.kind == OpKind::kEmbedding) item.kernels += 1;
+  }
+}
+
+// mixed_float16's loss scaling (Keras' LossScaleOptimizer): the loss scaled
+// up, each gradient tensor scaled back down, a check that all are finite
+// and the scale's update: a kernel a tensor and three more, one pass over
+// the gradient.
+WorkItem loss_scaling(int64_t floats, int tensors) {
+  const auto n = static_cast<double>(floats);
+  return {.flops = 2 * n,
+          .bytes = 2 * n * nn::kFloatBytes,
+          .kernels = tensors + 3,
+          .kind = OpKind::kElementwise,
+          .ops = 1,
+          .regions = 0,
+          .precision = Precision::kFloat16};
 }
 
 }  // namespace
@@ -54,11 +79,20 @@ const Work& TrainingSetup::training_step_work(int64_t batch) const {
   Work work = strategy::model_step_work(reference_, static_cast<int>(batch));
   work.label = "forward+backward";
   at_precision(work, training_.precision);
+  if (training_.precision == Precision::kFloat16) {
+    work.items.push_back(loss_scaling(
+        parameter_floats_, static_cast<int>(reference_.trainable_layout().blocks().size())));
+  }
   return step_work_.emplace(batch, std::move(work)).first->second;
 }
 
 Work TrainingSetup::update_work(int64_t floats) const {
   return strategy::update_work(spec_.optimizer.kind, floats);
+}
+
+Work TrainingSetup::replica_update_work() const {
+  return strategy::update_work(spec_.optimizer.kind, parameter_floats_,
+                               static_cast<int>(reference_.trainable_layout().blocks().size()));
 }
 
 }  // namespace distlab::strategy

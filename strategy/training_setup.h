@@ -53,10 +53,12 @@ class TrainingSetup {
 
   // Costs, for the simulator: one training step at a batch size (cached),
   // one evaluation pass over the evaluation set, one optimizer update of
-  // `floats` parameters.
+  // `floats` parameters (a replica's update of every parameter tensor, or a
+  // PS's of its shard, on its CPU).
   const Work& training_step_work(int64_t batch) const;
   const Work& evaluation_work() const { return evaluation_work_; }
   Work update_work(int64_t floats) const;
+  Work replica_update_work() const;
 
   void set_checkpoints(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
   const CheckpointPlan& checkpoints() const { return checkpoints_; }

@@ -1,5 +1,6 @@
 #include "strategy/work.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -90,13 +91,13 @@ Work model_step_work(const nn::Model& model, int batch) {
   return work;
 }
 
-Work update_work(const std::string& optimizer_kind, int64_t floats) {
+Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors) {
   const bool adam = optimizer_kind == "adam";
   Work work = elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats,
                                adam ? 12 : 4, adam ? 7 : 5);
-  if (!work.items.empty() && floats > nn::kernels::kOptimizerParallelValues) {
-    work.items.front().regions = 1;
-  }
+  if (work.items.empty()) return work;
+  if (floats > nn::kernels::kOptimizerParallelValues) work.items.front().regions = 1;
+  work.items.front().kernels = std::max(tensors, 1);
   return work;
 }
 

@@ -69,8 +69,11 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers);
 Work model_step_work(const nn::Model& model, int batch);
 // One optimizer step over `floats` parameters: Adam reads and writes
 // parameter, gradient and two moments, about a dozen operations a
-// parameter; SGD with momentum about half that.
-Work update_work(const std::string& optimizer_kind, int64_t floats);
+// parameter; SGD with momentum about half that. The NN core updates the
+// whole buffer in one dispatch; a framework on a GPU launches a kernel per
+// parameter tensor (Keras' optimizers apply each variable on its own:
+// ResourceApplyAdam), `tensors` of them.
+Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors = 1);
 // Inference over `examples` examples in batches of the costs' batch size.
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches);
 // An elementwise pass over `count` floats: `flops_per_float` operations,

@@ -202,17 +202,16 @@ LayerCost Conv2D::cost(int batch, bool input_gradient) const {
   LayerCost c;
   c.forward_flops = 2 * rows * k * f + 2 * out;  // GEMM, then bias and activation
   c.forward_bytes = kFloatBytes * (in + k * f + out);
-  c.forward_kernels = 1;
+  c.forward_kernels = framework_forward_kernels(opt_);
   c.forward_regions = 1;  // the chunks of the batch, in one parallel loop
   // dW GEMM and bias sum: read x and dy, read and write dW.
   c.backward_flops = 2 * rows * k * f + out;
   c.backward_bytes = kFloatBytes * (in + out + 2 * k * f);
-  c.backward_kernels = 1;
+  c.backward_kernels = framework_backward_kernels(opt_, input_gradient);
   c.backward_regions = 1;
   if (input_gradient) {  // dx GEMM and col2im: read dy and W, write dx
     c.backward_flops += 2 * rows * k * f;
     c.backward_bytes += kFloatBytes * (out + k * f + in);
-    c.backward_kernels += 1;
   }
   return c;
 }

@@ -80,8 +80,11 @@ TEST_CASE("Launch overhead counts on GPUs, not on CPUs") {
   const Work none = one_item(1e3, 1e3, 0);
   REQUIRE(many.items[0].ops == none.items[0].ops);
   CHECK(roofline_seconds(many, cpu) == roofline_seconds(none, cpu));
+  // Each kernel costs the host a launch and the framework's dispatch.
+  const double dispatch = distlab::sim::rates_of(k80.rates, OpKind::kElementwise).op_seconds;
+  CHECK(dispatch > 0);
   CHECK_THAT(roofline_seconds(many, gpu) - roofline_seconds(none, gpu),
-             WithinRel(1000 * k80.kernel_launch_seconds, 1e-9));
+             WithinRel(1000 * (k80.kernel_launch_seconds + dispatch), 1e-6));
 }
 
 TEST_CASE("A device without a rate cannot time work") {
@@ -302,8 +305,9 @@ TEST_CASE("Mixed precision runs products at the Tensor Core peak where a GPU has
     for (auto& item : work.items) item.precision = precision;
     return work;
   };
+  // Both bound by the device, far above the host's dispatch of one kernel.
   auto seconds = [&](const Work& work, const ComputeDevice& device) {
-    return roofline_seconds(work, device) - device.launch_seconds;
+    return roofline_seconds(work, device);
   };
 
   SECTION("V100: float16 products at 125 TFLOPS, bfloat16 at FP32's 15.7") {
@@ -363,4 +367,28 @@ TEST_CASE("Mixed precision without the Tensor Cores for it is warned of, as Tens
   CHECK_THAT(precision_warning(catalog.machine("n1-standard-4"), nullptr, Precision::kFloat16),
              Catch::Contains("n1-standard-4 trains on its CPU"));
   CHECK(precision_warning(k80_machine, &k80, Precision::kFloat32).empty());
+}
+
+TEST_CASE("A GPU's host runs ahead of its kernels: work takes the longer of the two") {
+  const auto catalog = MachineCatalog::load(DISTLAB_SOURCE_DIR "/scenarios/machines.yaml");
+  const auto& v100 = catalog.gpu("v100");
+  const auto gpu = gpu_device(v100);
+  const double per_kernel =
+      v100.kernel_launch_seconds + distlab::sim::rates_of(v100.rates, OpKind::kDense).op_seconds;
+  const double dense_flops = distlab::sim::rates_of(v100.rates, OpKind::kDense).flops;
+  auto dense = [](double flops, int kernels) {
+    WorkItem item{flops, 0, kernels};
+    item.kind = OpKind::kDense;
+    return item;
+  };
+  // 100 kernels of nothing: the host's dispatch is the time.
+  const Work small{.label = "small", .items = {dense(1e3, 60), dense(1e3, 40)}};
+  CHECK_THAT(roofline_seconds(small, gpu), WithinRel(100 * per_kernel, 1e-9));
+  // Two large products: the device's time; their dispatch hides under it.
+  const Work large{.label = "large", .items = {dense(1e12, 3), dense(2e12, 4)}};
+  CHECK_THAT(roofline_seconds(large, gpu), WithinRel(3e12 / dense_flops, 1e-9));
+  // The two sums, not item by item: a large product hides many small ops.
+  const Work mixed{.label = "mixed", .items = {dense(1e12, 1), dense(1e3, 99)}};
+  CHECK_THAT(roofline_seconds(mixed, gpu),
+             WithinRel(std::max(100 * per_kernel, (1e12 + 1e3) / dense_flops), 1e-9));
 }
