@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "nn/kernels/kernels.h"
 #include "realnet_bench.h"
 #include "strategy/ring_allreduce.h"
 
@@ -89,7 +90,9 @@ void run_ring_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& s
                                   {"median_s", med},
                                   {"min_s", *std::min_element(slowest.begin(), slowest.end())},
                                   {"algbw_GBps", size.bytes / med / 1e9},
-                                  {"busbw_GBps", 2.0 * (p - 1) / p * size.bytes / med / 1e9}};
+                                  {"busbw_GBps", 2.0 * (p - 1) / p * size.bytes / med / 1e9},
+                                  // The ring's sums run on this level's kernels.
+                                  {"isa", nn::kernels::kernels().level}};
       std::printf("%s\n", row.dump().c_str());
       std::fflush(stdout);
     }

@@ -13,7 +13,9 @@
 #   build/bench/realnet_allreduce --procs P --ps      (1 ps + P-1 workers)
 # for push/pull throughput (no peer: Gloo has no parameter server).
 #
-# Prints every round, then Markdown tables of the medians over rounds:
+# Prints every round, then the machine (CPU model, distlab's kernel ISA
+# level, the peer's PyTorch version), then Markdown tables of the medians
+# over rounds:
 # all-reduce time and bus bandwidth (2(P-1)/P * bytes / time) of both, the
 # ratio Gloo time / distlab time (> 1: distlab is faster), and PS pushes per
 # second and GB/s through the PS (pulls and pushes); then one JSON line with
@@ -135,6 +137,28 @@ for p in procs:
 def busbw(p, nbytes, seconds):
     return 2 * (p - 1) / p * nbytes / seconds / 1e9
 
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+# Where the figures hold: the CPU, the kernels' ISA level distlab ran (its
+# sums), the process counts and the peer's version.
+levels = sorted({row.get("isa", "?") for runs in ours.values() for row in runs})
+torch_versions = set()
+for p in procs:
+    for r in range(1, rounds + 1):
+        result = [l for l in open(os.path.join(work, f"gloo-{p}-{r}.txt")) if l.startswith("RESULT ")]
+        torch_versions.add(json.loads(result[-1][len("RESULT "):]).get("torch", "?"))
+machine = (f"{cpu_model()}, {os.cpu_count()} CPUs; distlab kernels {', '.join(levels)}; "
+           f"PyTorch {', '.join(sorted(torch_versions))} (Gloo); P = {', '.join(map(str, procs))}")
+print()
+print(f"Machine: {machine}")
+
 rows = []
 print()
 print(f"All-reduce, median over {rounds} round(s) of each round's median (slowest rank per iteration)"
@@ -172,6 +196,6 @@ if ps:
                         "pushes": runs[0]["pushes"], "pushes_per_s": rate, "GBps": gbps,
                         "rounds_pushes_per_s": [row["pushes_per_s"] for row in runs]})
 print()
-print(json.dumps({"rounds": rounds, "cores": os.cpu_count(), "segment_bytes": segment,
+print(json.dumps({"machine": machine, "rounds": rounds, "cores": os.cpu_count(), "segment_bytes": segment,
                   "allreduce": rows, "ps": ps_rows}))
 EOF
