@@ -24,6 +24,7 @@
 #include "common/progress.h"
 #include "net/asio.h"
 #include "net/cluster_config.h"
+#include "net/real_scenario.h"
 #include "nn/model.h"
 #include "nn/random.h"
 #include "run/checkpoint_plan.h"
@@ -115,21 +116,7 @@ std::optional<strategy::LoadedCheckpoint> newest_checkpoint(
 }  // namespace
 
 int launch(const LaunchOptions& o) {
-  run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
-  // Real tasks compute for real (each task process says the same).
-  scenario.fidelity = strategy::Fidelity::kFull;
-  if (scenario.training.precision != strategy::Precision::kFloat32) {
-    scenario.notes.push_back(std::string("note: training.precision ") +
-                             strategy::precision_name(scenario.training.precision) +
-                             " changes the simulator's timing only: these tasks compute in "
-                             "float32, on this machine's CPU");
-  }
-  if (scenario.cluster.gpus_per_task > 1) {
-    scenario.notes.push_back("note: cluster.gpus_per_task " +
-                             std::to_string(scenario.cluster.gpus_per_task) +
-                             " changes the simulator's timing only: each task here trains on "
-                             "this machine's CPU");
-  }
+  run::Scenario scenario = load_real_scenario(o.scenario, o.overrides);
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }

@@ -13,6 +13,7 @@
 #include "net/cluster_config.h"
 #include "net/handshake.h"
 #include "net/message_memory.h"
+#include "net/real_scenario.h"
 #include "net/tcp_runtime.h"
 #include "nn/kernels/kernels.h"
 #include "nn/threads.h"
@@ -69,13 +70,9 @@ int run_task_process(const TaskProcessOptions& o) {
   validate_secret(o.secret);
   const TaskAssignment assignment =
       assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
-  run::Scenario scenario = run::load_scenario(o.scenario, o.overrides);
+  run::Scenario scenario = load_real_scenario(o.scenario, o.overrides);
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
-  }
-  if (scenario.fidelity != strategy::Fidelity::kFull) {
-    // Real tasks compute for real: timing fidelity is the simulator's.
-    scenario.fidelity = strategy::Fidelity::kFull;
   }
   check_matches(assignment.cluster,
                 run::tasks_of(scenario, scenario.strategy.devices > 0

@@ -211,10 +211,7 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
   config.eval_examples = node.get_int("eval_examples", 0, 0, kMaxCount);
   config.train_examples = node.get_int("train_examples", 0, 0, kMaxCount);
   if (auto precision = node.find("precision")) {
-    const std::string name = precision->as_choice({"float32", "mixed_float16", "mixed_bfloat16"});
-    config.precision = name == "mixed_float16"    ? strategy::Precision::kFloat16
-                       : name == "mixed_bfloat16" ? strategy::Precision::kBFloat16
-                                                  : strategy::Precision::kFloat32;
+    config.precision = strategy::precision_named(precision->as_choice(strategy::precision_names()));
   }
 
   // One step of every replica takes batch_size x replicas examples.

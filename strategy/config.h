@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace distlab::strategy {
 
@@ -17,6 +18,8 @@ enum class GradientType { kFloat32, kFloat16, kBFloat16 };
 // weights.
 enum class Precision { kFloat32, kFloat16, kBFloat16 };
 const char* precision_name(Precision precision);  // "float32", "mixed_float16", ...
+std::vector<std::string> precision_names();
+Precision precision_named(const std::string& name);  // throws Error for another name
 
 enum class StrategyKind { kLocal, kAllReduce, kParameterServer, kMirrored };
 enum class PsMode { kAsync, kSync };

@@ -93,6 +93,17 @@ const char* precision_name(Precision precision) {
   return "?";
 }
 
+std::vector<std::string> precision_names() {
+  return {"float32", "mixed_float16", "mixed_bfloat16"};
+}
+
+Precision precision_named(const std::string& name) {
+  for (Precision precision : {Precision::kFloat32, Precision::kFloat16, Precision::kBFloat16}) {
+    if (name == precision_name(precision)) return precision;
+  }
+  throw Error("unknown precision '" + name + "' (float32, mixed_float16 or mixed_bfloat16)");
+}
+
 const char* fidelity_name(Fidelity fidelity) {
   return fidelity == Fidelity::kFull ? "full" : "timing";
 }

@@ -306,37 +306,35 @@ TEST_CASE("Mixed precision runs products at the Tensor Core peak where a GPU has
     return work;
   };
   // Both bound by the device, far above the host's dispatch of one kernel.
-  auto seconds = [&](const Work& work, const ComputeDevice& device) {
-    return roofline_seconds(work, device);
-  };
 
   SECTION("V100: float16 products at 125 TFLOPS, bfloat16 at FP32's 15.7") {
     const auto& v100 = catalog.gpu("v100");
     const auto gpu = gpu_device(v100);
-    CHECK_THAT(seconds(products, gpu), WithinRel(1e12 / (15.7e12 * v100.efficiency), 1e-9));
-    CHECK_THAT(seconds(at(products, Precision::kFloat16), gpu),
+    CHECK_THAT(roofline_seconds(products, gpu),
+               WithinRel(1e12 / (15.7e12 * v100.efficiency), 1e-9));
+    CHECK_THAT(roofline_seconds(at(products, Precision::kFloat16), gpu),
                WithinRel(1e12 / (125e12 * v100.efficiency), 1e-9));
-    CHECK_THAT(seconds(at(products, Precision::kBFloat16), gpu),
-               WithinRel(seconds(products, gpu), 1e-9));
+    CHECK_THAT(roofline_seconds(at(products, Precision::kBFloat16), gpu),
+               WithinRel(roofline_seconds(products, gpu), 1e-9));
     // Activations at two bytes a value, in either format.
-    CHECK_THAT(seconds(at(streaming, Precision::kFloat16), gpu),
-               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
-    CHECK_THAT(seconds(at(streaming, Precision::kBFloat16), gpu),
-               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
+    CHECK_THAT(roofline_seconds(at(streaming, Precision::kFloat16), gpu),
+               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
+    CHECK_THAT(roofline_seconds(at(streaming, Precision::kBFloat16), gpu),
+               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
   }
   SECTION("A100: float32 products at TF32's 156 TFLOPS, as TensorFlow runs them") {
     const auto& a100 = catalog.gpu("a100-40gb");
     const auto gpu = gpu_device(a100);
-    CHECK_THAT(seconds(products, gpu), WithinRel(1e12 / (156e12 * a100.efficiency), 1e-9));
-    CHECK_THAT(seconds(at(products, Precision::kBFloat16), gpu),
+    CHECK_THAT(roofline_seconds(products, gpu), WithinRel(1e12 / (156e12 * a100.efficiency), 1e-9));
+    CHECK_THAT(roofline_seconds(at(products, Precision::kBFloat16), gpu),
                WithinRel(1e12 / (312e12 * a100.efficiency), 1e-9));
   }
   SECTION("K80: no Tensor Cores, so only the bytes gain") {
     const auto gpu = gpu_device(catalog.gpu("k80"));
-    CHECK_THAT(seconds(at(products, Precision::kFloat16), gpu),
-               WithinRel(seconds(products, gpu), 1e-9));
-    CHECK_THAT(seconds(at(streaming, Precision::kFloat16), gpu),
-               WithinRel(seconds(streaming, gpu) / 2, 1e-9));
+    CHECK_THAT(roofline_seconds(at(products, Precision::kFloat16), gpu),
+               WithinRel(roofline_seconds(products, gpu), 1e-9));
+    CHECK_THAT(roofline_seconds(at(streaming, Precision::kFloat16), gpu),
+               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
   }
   SECTION("A CPU times every precision as float32") {
     const auto cpu = cpu_device(catalog.machine("n1-standard-8"));
