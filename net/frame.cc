@@ -294,6 +294,11 @@ std::string goodbye_reason(std::span<const std::byte> payload) {
 
 MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
                            uint64_t max_payload) {
+  return frame_message(message, message.values, sender, max_payload);
+}
+
+MessageFrame frame_message(const strategy::Message& message, std::span<const float> values,
+                           uint32_t sender, uint64_t max_payload) {
   MessageFrame frame;
   FrameHeader& header = frame.header;
   header.type = FrameType::kMessage;
@@ -309,17 +314,17 @@ MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
   header.from_incarnation = static_cast<uint16_t>(message.from_incarnation);
   header.to_incarnation = static_cast<uint16_t>(message.to_incarnation);
   header.length = message.bytes;
-  if (message.values.empty()) {
+  if (values.empty()) {
     if (message.bytes != 0) header.flags = kFlagNoValues;
   } else {
-    const uint64_t value_bytes = static_cast<uint64_t>(message.values.size()) * sizeof(float);
+    const uint64_t value_bytes = static_cast<uint64_t>(values.size()) * sizeof(float);
     if (value_bytes != message.bytes) {
       fail(FrameProblem::kPayloadMismatch,
            "message of tag " + std::string(strategy::tag_name(message.tag)) + " holding " +
-               std::to_string(message.values.size()) + " floats but announcing " +
+               std::to_string(values.size()) + " floats but announcing " +
                std::to_string(message.bytes) + " bytes");
     }
-    frame.payload = std::as_bytes(std::span(message.values));
+    frame.payload = std::as_bytes(values);
   }
   check(header, max_payload);
   return frame;
@@ -330,8 +335,10 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload)
                        [](std::size_t count) { return std::vector<float>(count); });
 }
 
-strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
-                                const FloatStorage& storage) {
+namespace {
+
+// The fields of a checked message header, without values.
+strategy::Message message_of_header(const FrameHeader& header, uint64_t max_payload) {
   if (header.type != FrameType::kMessage) {
     fail(FrameProblem::kPayloadMismatch, type_label(header.type) + " taken for a message frame");
   }
@@ -345,6 +352,14 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
   message.from_incarnation = header.from_incarnation;
   message.to_incarnation = header.to_incarnation;
   message.bytes = header.length;
+  return message;
+}
+
+}  // namespace
+
+strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
+                                const FloatStorage& storage) {
+  strategy::Message message = message_of_header(header, max_payload);
   if ((header.flags & kFlagNoValues) == 0) {
     const std::size_t count = header.length / sizeof(float);
     message.values = storage(count);
@@ -352,6 +367,15 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
       throw std::logic_error("begin_message: storage gave a buffer of the wrong size");
     }
   }
+  return message;
+}
+
+strategy::Message begin_delivered_message(const FrameHeader& header, uint64_t max_payload) {
+  strategy::Message message = message_of_header(header, max_payload);
+  if ((header.flags & kFlagNoValues) != 0) {
+    fail(FrameProblem::kPayloadMismatch, "a message without values taken for a delivered one");
+  }
+  message.delivered = true;
   return message;
 }
 

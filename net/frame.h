@@ -175,6 +175,11 @@ struct MessageFrame {
 // 4 or above `max_payload`, or values present but not bytes / 4 of them.
 MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
                            uint64_t max_payload = kMaxPayloadBytes);
+// The same for a message whose floats are not its own (a borrowed send,
+// Runtime::send_borrowed): `values` stands for message.values, which is
+// empty, and must stay alive and unchanged until the frame is written.
+MessageFrame frame_message(const strategy::Message& message, std::span<const float> values,
+                           uint32_t sender, uint64_t max_payload = kMaxPayloadBytes);
 
 // The message a decoded message header announces, with its values sized
 // (header.length / 4 floats) but not yet read: the transport reads the
@@ -189,6 +194,12 @@ strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload 
 using FloatStorage = std::function<std::vector<float>(std::size_t count)>;
 strategy::Message begin_message(const FrameHeader& header, uint64_t max_payload,
                                 const FloatStorage& storage);
+// The message a header announces, for a payload the transport reads
+// elsewhere (into a posted receive's floats): values stays empty and
+// `delivered` is set. Throws FrameError as begin_message does, and for a
+// kFlagNoValues header (it has no payload to deliver).
+strategy::Message begin_delivered_message(const FrameHeader& header,
+                                          uint64_t max_payload = kMaxPayloadBytes);
 // The bytes of message.values, to read a payload into.
 std::span<std::byte> payload_target(strategy::Message& message);
 

@@ -88,8 +88,9 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   // woken for it, and the two threads share the work of a busy connection
   // (on loopback, the sender's system call also runs the receiving side of
   // TCP). What the socket does not take, the io thread writes, in order.
-  void send_message(Message message) {
-    Outgoing out = outgoing(std::move(message));
+  // A borrowed send's payload is `borrowed`, not the message's own floats.
+  void send_message(Message message, std::optional<strategy::FloatRange> borrowed = {}) {
+    Outgoing out = outgoing(std::move(message), borrowed);
     std::unique_lock lock(write_mutex_);
     if (closed_) return;  // the connection's failure is reported by the io thread
     if (writing_) {
@@ -118,13 +119,19 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_next(); });
   }
 
+  // io thread. What is still queued is dropped, and with it the loans of
+  // borrowed sends (outside the lock: giving one back takes another lock).
   void close() {
+    std::deque<Outgoing> dropped;
     std::lock_guard lock(write_mutex_);
     closed_ = true;
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
+    dropped.swap(queue_);
   }
+  // Ends the connection (io thread), as a broken one ends.
+  void give_up(const std::string& why) { fail(why); }
   std::optional<int> peer() const { return peer_; }
   // Nothing left to write (a closed connection never writes again).
   bool idle() {
@@ -142,6 +149,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     std::span<const std::byte> payload;
     std::vector<std::byte> filler;
     std::size_t written = 0;  // of bytes, then payload
+    Loan loan;                // a borrowed send's claim on the caller's floats
 
     std::size_t size() const { return bytes.size() + payload.size(); }
     // What is left to write, as at most two buffers.
@@ -153,11 +161,18 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     }
   };
 
-  Outgoing outgoing(Message message) const {
+  Outgoing outgoing(Message message, std::optional<strategy::FloatRange> borrowed) const {
     Outgoing out;
     out.message = std::make_unique<Message>(std::move(message));
+    const auto sender = static_cast<uint32_t>(runtime_.self_ordinal_);
     const MessageFrame frame =
-        frame_message(*out.message, static_cast<uint32_t>(runtime_.self_ordinal_));
+        borrowed
+            ? frame_message(*out.message,
+                            std::span<const float>(borrowed->data(),
+                                                   borrowed->has_values() ? borrowed->size() : 0),
+                            sender)
+            : frame_message(*out.message, sender);
+    if (borrowed) out.loan = Loan(runtime_.loans_);
     const auto header = encode_header(frame.header);
     out.bytes.assign(header.begin(), header.end());
     out.payload = frame.payload;
@@ -224,6 +239,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
       Outgoing done;
       {
         std::lock_guard lock(self->write_mutex_);
+        if (self->queue_.empty()) return;  // closed meanwhile
         done = std::move(self->queue_.front());
         self->queue_.pop_front();
       }
@@ -261,16 +277,31 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
       if (header.sender != static_cast<uint32_t>(*peer_)) {
         return fail("a message claiming to come from task " + std::to_string(header.sender));
       }
+      const bool no_values = (header.flags & kFlagNoValues) != 0;
+      // A posted receive waiting for this message takes its payload.
+      const std::optional<strategy::FloatRange> into =
+          no_values
+              ? std::nullopt
+              : runtime_.claim_posting(*peer_, header.tag, header.sequence, header.from_incarnation,
+                                       header.to_incarnation, header.length);
       try {
-        message_ = begin_message(header, kMaxPayloadBytes, [this](std::size_t count) {
-          return runtime_.spare_buffers_.take(count);
-        });
+        message_ = into ? begin_delivered_message(header)
+                        : begin_message(header, kMaxPayloadBytes, [this](std::size_t count) {
+                            return runtime_.spare_buffers_.take(count);
+                          });
       } catch (const FrameError& e) {
+        if (into) runtime_.release_posting({*peer_, header.tag, header.sequence});
         return fail(e.what());
       }
       message_.from = runtime_.cluster().task_at(*peer_);
       message_.available_at = arrived;
-      const bool no_values = (header.flags & kFlagNoValues) != 0;
+      if (into) {
+        claimed_ = PostedKey{*peer_, header.tag, header.sequence};
+        return read_payload(asio::buffer(into->data(), header.length), [](Connection& c) {
+          c.runtime_.release_posting(*std::exchange(c.claimed_, std::nullopt));
+          c.runtime_.on_message(std::move(c.message_));
+        });
+      }
       if (no_values) {
         // Timing fidelity's filler: read and drop it.
         payload_.resize(header.length);
@@ -357,6 +388,8 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void fail(const std::string& what) {
+    // A read into a posted receive's floats is over: its task may go on.
+    if (claimed_) runtime_.release_posting(*std::exchange(claimed_, std::nullopt));
     if (failed_) return;
     failed_ = true;
     const std::string line = "connection with " + peer_name() + ": " + what;
@@ -381,6 +414,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   FrameHeader current_;
   std::vector<std::byte> payload_;
   Message message_;
+  std::optional<PostedKey> claimed_;  // the posted receive a payload is read into
   bool failed_ = false;
   bool goodbye_received_ = false;
   std::size_t wake_bytes_ = 1;  // the socket's receive low watermark
@@ -407,6 +441,10 @@ TcpRuntime::~TcpRuntime() {
 
 double TcpRuntime::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - options_.epoch).count();
+}
+
+void TcpRuntime::recycle(Message message) {
+  spare_buffers_.give(std::move(message.values));
 }
 
 void TcpRuntime::log_event(const std::string& line) const {
@@ -565,9 +603,14 @@ void TcpRuntime::on_goodbye(int peer, const std::string& reason) {
 
 void TcpRuntime::on_failure(const std::string& what) {
   log_event(what);
-  std::lock_guard lock(mutex_);
-  if (failure_.empty()) failure_ = what;
-  changed_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_.empty()) failure_ = what;
+    changed_.notify_all();
+  }
+  std::lock_guard lock(loans_->mutex);
+  loans_->broken = true;
+  loans_->returned.notify_all();
 }
 
 void TcpRuntime::throw_failure() {
@@ -583,6 +626,108 @@ void TcpRuntime::transmit(TaskId to, Message message) {
     peer = peers_[cluster().ordinal(to)];
   }
   if (peer) peer->send_message(std::move(message));
+}
+
+void TcpRuntime::transmit_borrowed(TaskId to, Message message, strategy::FloatRange values) {
+  std::shared_ptr<Connection> peer;
+  {
+    std::lock_guard lock(mutex_);
+    peer = peers_[cluster().ordinal(to)];
+  }
+  if (peer) peer->send_message(std::move(message), values);
+}
+
+void TcpRuntime::await_borrowed_sends() {
+  std::unique_lock lock(loans_->mutex);
+  const bool returned = loans_->returned.wait_for(
+      lock, options_.receive_timeout, [&] { return loans_->out == 0 || loans_->broken; });
+  if (loans_->out == 0) return;
+  lock.unlock();
+  if (!returned) {
+    throw Error(strategy::task_name(self()) + ": messages still unwritten after " +
+                std::to_string(options_.receive_timeout.count() / 1000) +
+                " s; a peer may have stopped reading");
+  }
+  std::lock_guard failed(mutex_);
+  throw_failure();
+}
+
+TcpRuntime::Loan::Loan(std::shared_ptr<Loans> loans) : loans_(std::move(loans)) {
+  std::lock_guard lock(loans_->mutex);
+  ++loans_->out;
+}
+
+TcpRuntime::Loan& TcpRuntime::Loan::operator=(Loan&& other) noexcept {
+  if (this != &other) {
+    give_back();
+    loans_ = std::move(other.loans_);
+  }
+  return *this;
+}
+
+TcpRuntime::Loan::~Loan() {
+  give_back();
+}
+
+void TcpRuntime::Loan::give_back() noexcept {
+  if (!loans_) return;
+  const std::shared_ptr<Loans> loans = std::move(loans_);
+  std::lock_guard lock(loans->mutex);
+  if (--loans->out == 0) loans->returned.notify_all();
+}
+
+void TcpRuntime::expect(const strategy::Posting& posting) {
+  if (!posting.into.has_values()) return;  // it keeps a buffer of its own
+  std::lock_guard lock(mutex_);
+  posted_[{posting.peer, posting.tag, posting.sequence}] = {.posting = posting};
+}
+
+void TcpRuntime::unexpect(const strategy::Posting& posting) {
+  if (!posting.into.has_values()) return;
+  const PostedKey key{posting.peer, posting.tag, posting.sequence};
+  std::unique_lock lock(mutex_);
+  auto found = posted_.find(key);
+  if (found == posted_.end()) return;
+  if (found->second.reading) {
+    // Withdrawn while its payload is being read (a task giving up on an
+    // error): the connection ends, which ends the read.
+    if (const auto& peer = peers_[posting.peer]) {
+      asio::post(io_,
+                 [peer] { peer->give_up("a receive was withdrawn while its message arrived"); });
+    }
+    changed_.wait(lock, [&] {
+      const auto now = posted_.find(key);
+      return now == posted_.end() || !now->second.reading;
+    });
+  }
+  posted_.erase(key);
+}
+
+std::optional<strategy::FloatRange> TcpRuntime::claim_posting(int peer, strategy::Tag tag,
+                                                              uint64_t sequence,
+                                                              uint32_t from_incarnation,
+                                                              uint32_t to_incarnation,
+                                                              uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  auto found = posted_.find({peer, tag, sequence});
+  if (found == posted_.end()) return std::nullopt;
+  Posted& posted = found->second;
+  const strategy::Posting& p = posted.posting;
+  if (posted.reading || p.from_incarnation != from_incarnation ||
+      p.to_incarnation != to_incarnation ||
+      static_cast<uint64_t>(p.into.size()) * sizeof(float) != bytes) {
+    return std::nullopt;  // not the message it waits for: it takes it as it comes
+  }
+  posted.reading = true;
+  return p.into;
+}
+
+void TcpRuntime::release_posting(const PostedKey& key) {
+  {
+    std::lock_guard lock(mutex_);
+    posted_.erase(key);
+  }
+  changed_.notify_all();
 }
 
 Message TcpRuntime::receive(strategy::Tag tag) {

@@ -26,10 +26,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "net/asio.h"
@@ -77,6 +80,7 @@ class TcpRuntime : public strategy::Runtime {
   void disconnect();
 
   double now() const override;
+  void recycle(strategy::Message message) override;
   const ClusterAddresses& addresses() const { return addresses_; }
 
  protected:
@@ -84,10 +88,54 @@ class TcpRuntime : public strategy::Runtime {
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
+  void transmit_borrowed(strategy::TaskId to, strategy::Message message,
+                         strategy::FloatRange values) override;
+  void await_borrowed_sends() override;
+  void expect(const strategy::Posting& posting) override;
+  void unexpect(const strategy::Posting& posting) override;
 
  private:
   class Connection;
   friend class Connection;
+
+  // Borrowed sends not yet written. Counted apart from the runtime, under
+  // their own lock, because a connection's queue (which holds them) may
+  // outlive the runtime's other members.
+  struct Loans {
+    std::mutex mutex;
+    std::condition_variable returned;
+    int64_t out = 0;
+    bool broken = false;  // the run failed: what is out may never return
+  };
+  // One borrowed send's claim on the caller's floats, given back when the
+  // send is written or dropped.
+  class Loan {
+   public:
+    Loan() = default;
+    explicit Loan(std::shared_ptr<Loans> loans);
+    Loan(Loan&& other) noexcept = default;
+    Loan& operator=(Loan&& other) noexcept;
+    ~Loan();
+
+   private:
+    void give_back() noexcept;
+    std::shared_ptr<Loans> loans_;
+  };
+  // A posted receive, by (peer ordinal, tag, sequence); `reading` while the
+  // io thread reads a payload into its floats.
+  struct Posted {
+    strategy::Posting posting;
+    bool reading = false;
+  };
+  using PostedKey = std::tuple<int, strategy::Tag, uint64_t>;
+  // The floats of the posted receive that a message from `peer` with this
+  // header stands for, claimed for the io thread's read; none when no
+  // posting matches it (sequence, lives of both tasks, size).
+  std::optional<strategy::FloatRange> claim_posting(int peer, strategy::Tag tag, uint64_t sequence,
+                                                    uint32_t from_incarnation,
+                                                    uint32_t to_incarnation, uint64_t bytes);
+  // The read into a claimed posting is over (done or abandoned).
+  void release_posting(const PostedKey& key);
 
   void accept_next();
   void dial(int peer, std::chrono::milliseconds backoff);
@@ -126,6 +174,9 @@ class TcpRuntime : public strategy::Runtime {
   int goodbyes_ = 0;
   std::string failure_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
+  std::map<PostedKey, Posted> posted_;
+
+  std::shared_ptr<Loans> loans_ = std::make_shared<Loans>();
 };
 
 }  // namespace distlab::realnet

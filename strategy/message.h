@@ -45,6 +45,9 @@ struct Message {
   // half-precision gradients, gradient_wire.h). Empty in timing fidelity.
   std::vector<float> values;
   uint64_t bytes = 0;  // payload size on the wire in both fidelities
+  // Set by a backend that read the payload straight into the floats of a
+  // posted receive (Runtime::post_recv); values is then empty.
+  bool delivered = false;
 
   // Set by the receiving backend: when the message began to arrive, on the
   // receiver's clock. Time blocked before it is waiting, after it transfer.

@@ -49,35 +49,22 @@ class RingCuts {
 };
 
 // The modelled cost of adding `count` floats into a received segment (a
-// read-modify-write of 3 floats per element) and, in the last round of the
-// reduce-scatter, storing the sum in `data` too (4). Segments come in a
-// handful of sizes, so each cost is built once per all-reduce (this matters
-// when a simulation runs a thousand members).
+// read-modify-write of 3 floats per element). Segments come in a handful of
+// sizes, so each cost is built once per all-reduce (this matters when a
+// simulation runs a thousand members).
 class AddCosts {
  public:
-  const Work& of(int64_t count, bool also_stored) {
-    const std::pair key(count, also_stored);
-    auto found = costs_.find(key);
+  const Work& of(int64_t count) {
+    auto found = costs_.find(count);
     if (found == costs_.end()) {
-      const Work work = elementwise_work("ring reduce", count, 1, also_stored ? 4 : 3);
-      found = costs_.emplace(key, work).first;
+      found = costs_.emplace(count, elementwise_work("ring reduce", count, 1, 3)).first;
     }
     return found->second;
   }
 
  private:
-  std::map<std::pair<int64_t, bool>, Work> costs_;
+  std::map<int64_t, Work> costs_;
 };
-
-Message receive_segment(Runtime& runtime, TaskId from, FloatRange expected) {
-  Message m = runtime.recv(from, Tag::kRing);
-  if (m.bytes != static_cast<uint64_t>(expected.size()) * sizeof(float)) {
-    throw Error("ring all-reduce: " + task_name(from) + " sent " + std::to_string(m.bytes) +
-                " bytes where " + std::to_string(expected.size() * sizeof(float)) +
-                " were expected");
-  }
-  return m;
-}
 
 // One piece of work after another, as one.
 Work chained(std::string label, std::initializer_list<Work> parts) {
@@ -165,46 +152,73 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
   const TaskId previous = ring[wrap(rank - 1, p)];
   const RingCuts cuts(data, p, segment_floats);
   AddCosts add;
+  const Message header = make_message(Tag::kRing, step, 0, nullptr);
 
-  // Reduce-scatter. Round 0 passes on this member's own chunk. In round r
-  // the partial sum of chunk rank - r - 1 arrives, segment by segment; each
-  // segment gets this member's values added and travels on at once as
-  // round r + 1's message. After round p - 2 the sum of chunk rank + 1 is
-  // complete: it is kept, and its segments, passed on, are the first
+  // Every message this member will receive, posted before any of them can
+  // come (as Gloo's ring does): the reduce-scatter's partial sums keep
+  // buffers of their own, the all-gather's complete sums land straight in
+  // `data`. No region is written before this member is done reading it: a
+  // complete sum exists only after every member's values went into it.
+  std::vector<PostedReceive> partials, sums;
+  for (int r = 0; r < p - 1; ++r) {
+    const int chunk = rank - r - 1;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      partials.push_back(runtime.post_recv(previous, Tag::kRing,
+                                           FloatRange::sized(cuts.segment(chunk, s).size())));
+    }
+  }
+  for (int r = 0; r < p - 1; ++r) {
+    const int chunk = rank - r;
+    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
+      sums.push_back(runtime.post_recv(previous, Tag::kRing, cuts.segment(chunk, s)));
+    }
+  }
+
+  // Reduce-scatter. Round 0 sends this member's own chunk, from `data`. In
+  // round r the partial sum of chunk rank - r - 1 arrives, segment by
+  // segment; each segment gets this member's values added and travels on
+  // at once as round r + 1's message. In round p - 2 the sum of chunk
+  // rank + 1 is completed in `data` instead, and sent from there: the first
   // messages of the all-gather.
   for (int64_t s = 0; s < cuts.segments(rank); ++s) {
-    const FloatRange own = cuts.segment(rank, s);
-    runtime.send(next, make_message(Tag::kRing, step, own.size(), own.data()));
+    runtime.send_borrowed(next, header, cuts.segment(rank, s));
   }
+  auto partial = partials.begin();
   for (int r = 0; r < p - 1; ++r) {
     const int chunk = rank - r - 1;
     const bool complete = r == p - 2;
     for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
       const FloatRange mine = cuts.segment(chunk, s);
-      Message partial = receive_segment(runtime, previous, mine);
-      runtime.compute(add.of(mine.size(), complete), [&] {
+      Message sum = runtime.wait(*partial++);
+      const bool values = mine.has_values() && !sum.values.empty();
+      runtime.compute(add.of(mine.size()), [&] {
+        if (!values) return;
         const auto& k = nn::kernels::kernels();
-        if (complete) {
-          k.add_and_keep(partial.values.data(), mine.data(), mine.size());
-        } else {
-          k.add(partial.values.data(), mine.data(), mine.size());
-        }
+        // a + b == b + a in IEEE arithmetic: the same bits either way.
+        complete ? k.add(mine.data(), sum.values.data(), mine.size())
+                 : k.add(sum.values.data(), mine.data(), mine.size());
       });
-      runtime.send(next, std::move(partial));
+      if (complete) {
+        runtime.recycle(std::move(sum));
+        runtime.send_borrowed(next, header, mine);
+      } else {
+        runtime.send(next, std::move(sum));
+      }
     }
   }
-  // All-gather: in round r the complete sum of chunk rank - r arrives; each
-  // segment is kept and passed on, except in the last round, when the next
-  // member already holds it.
+  // All-gather: in round r the complete sum of chunk rank - r arrives in
+  // `data`, segment by segment, and is passed on from there, except in the
+  // last round, when the next member already holds it.
+  auto total = sums.begin();
   for (int r = 0; r < p - 1; ++r) {
     const int chunk = rank - r;
     for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      const FloatRange theirs = cuts.segment(chunk, s);
-      Message sum = receive_segment(runtime, previous, theirs);
-      if (theirs.has_values()) std::copy(sum.values.begin(), sum.values.end(), theirs.data());
-      if (r < p - 2) runtime.send(next, std::move(sum));
+      runtime.wait(*total++);
+      if (r < p - 2) runtime.send_borrowed(next, header, cuts.segment(chunk, s));
     }
   }
+  // The caller may change `data` once this returns.
+  runtime.wait_sends();
 }
 
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,

@@ -5,15 +5,20 @@
 //
 // Pipelined, as NCCL and Gloo do it: each chunk travels as segments of at
 // most `segment_floats`, and a segment moves on as soon as it has been
-// added to (reduce-scatter) or copied (all-gather), so that one round's
-// sending overlaps the previous round's arrival and additions. A received
-// segment is itself passed on, so after the first round nothing is copied
-// into a new message.
+// added to (reduce-scatter) or has arrived (all-gather), so that one round's
+// sending overlaps the previous round's arrival and additions.
+//
+// Copying as little as Gloo's ring does (runtime.h's messages without
+// copies): every receive is posted before the all-reduce sends anything; the
+// all-gather's sums land straight in the caller's buffer and are passed on
+// from it, as is the member's own chunk in the first round; a partial sum
+// of the reduce-scatter is added to in its own buffer and passed on as it
+// is. So the floats are copied only by the transport, and the buffer is the
+// caller's again when the function returns.
 //
 // The sum of each chunk is accumulated in ring order, starting at a fixed
-// member, and then copied: every member ends with bit-identical values, the
-// same for every segment size, and the same run gives the same bits on
-// every backend.
+// member: every member ends with bit-identical values, the same for every
+// segment size, and the same run gives the same bits on every backend.
 //
 // With a half-precision wire (gradient_wire.h) a member turns each arriving
 // partial sum back into float32, adds its own values in float32 and rounds

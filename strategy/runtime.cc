@@ -1,6 +1,8 @@
 #include "strategy/runtime.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 #include "common/error.h"
 
@@ -52,16 +54,15 @@ bool Runtime::admit(const Message& message) {
   return true;
 }
 
-void Runtime::send(TaskId to, Message message) {
+void Runtime::stamp(TaskId to, Message& message) {
   const int peer = cluster_.ordinal(to);
   message.from = self_;
   message.from_incarnation = incarnation_;
   message.to_incarnation = peer_incarnations_[static_cast<std::size_t>(peer)];
   message.sequence = next_send_[{peer, message.tag}]++;
-  const uint64_t bytes = message.bytes;
-  const double start = now();
-  transmit(to, std::move(message));
-  const double end = now();
+}
+
+void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) {
   log_.bytes_sent += bytes;
   ++log_.messages_sent;
   log_.communication_seconds += end - start;
@@ -70,6 +71,107 @@ void Runtime::send(TaskId to, Message message) {
     step_->communication_seconds += end - start;
   }
   if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
+}
+
+void Runtime::send(TaskId to, Message message) {
+  stamp(to, message);
+  const uint64_t bytes = message.bytes;
+  const double start = now();
+  transmit(to, std::move(message));
+  account_send(to, bytes, start, now());
+}
+
+void Runtime::send_borrowed(TaskId to, Message header, FloatRange values) {
+  header.values.clear();
+  header.bytes = static_cast<uint64_t>(values.size()) * sizeof(float);
+  stamp(to, header);
+  const uint64_t bytes = header.bytes;
+  const double start = now();
+  transmit_borrowed(to, std::move(header), values);
+  account_send(to, bytes, start, now());
+}
+
+void Runtime::wait_sends() {
+  const double start = now();
+  await_borrowed_sends();
+  const double end = now();
+  log_.communication_seconds += end - start;
+  if (step_) step_->communication_seconds += end - start;
+}
+
+void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
+  if (values.has_values()) message.values.assign(values.data(), values.data() + values.size());
+  transmit(to, std::move(message));
+}
+
+void Runtime::await_borrowed_sends() {}
+void Runtime::recycle(Message) {}
+void Runtime::expect(const Posting&) {}
+void Runtime::unexpect(const Posting&) {}
+
+PostedReceive Runtime::post_recv(TaskId from, Tag tag, FloatRange into) {
+  const int peer = cluster_.ordinal(from);
+  const std::pair key{peer, tag};
+  PostedReceive receive;
+  receive.runtime_ = this;
+  receive.posting_ = {.peer = peer,
+                      .tag = tag,
+                      .sequence = next_expected_[key] + posted_[key]++,
+                      .from_incarnation = peer_incarnations_[static_cast<std::size_t>(peer)],
+                      .to_incarnation = incarnation_,
+                      .into = into};
+  expect(receive.posting_);
+  return receive;
+}
+
+Message Runtime::wait(PostedReceive& receive) {
+  if (receive.runtime_ != this) throw std::logic_error("Runtime::wait: not a receive posted here");
+  const Posting posting = receive.posting_;
+  const TaskId from = cluster_.task_at(posting.peer);
+  if (next_expected_[{posting.peer, posting.tag}] != posting.sequence) {
+    throw Error(task_name(self_) + ": a posted receive from " + task_name(from) +
+                " waited for out of turn (or its sender restarted)");
+  }
+  // Withdrawn first if recv() throws: nothing may be written into `into`
+  // once the caller has given up on it.
+  Message message = recv(from, posting.tag);
+  receive.withdraw();
+  const int64_t n = posting.into.size();
+  if (message.bytes != static_cast<uint64_t>(n) * sizeof(float)) {
+    throw Error(task_name(self_) + ": " + task_name(from) + " sent " +
+                std::to_string(message.bytes) + " bytes where " +
+                std::to_string(n * static_cast<int64_t>(sizeof(float))) + " were expected");
+  }
+  if (!message.delivered && posting.into.has_values() && !message.values.empty()) {
+    std::copy(message.values.begin(), message.values.end(), posting.into.data());
+    message.values.clear();
+  }
+  return message;
+}
+
+void Runtime::withdraw(const Posting& posting) noexcept {
+  unexpect(posting);
+  --posted_[{posting.peer, posting.tag}];
+}
+
+PostedReceive::PostedReceive(PostedReceive&& other) noexcept
+    : runtime_(std::exchange(other.runtime_, nullptr)), posting_(other.posting_) {}
+
+PostedReceive& PostedReceive::operator=(PostedReceive&& other) noexcept {
+  if (this != &other) {
+    withdraw();
+    runtime_ = std::exchange(other.runtime_, nullptr);
+    posting_ = other.posting_;
+  }
+  return *this;
+}
+
+PostedReceive::~PostedReceive() {
+  withdraw();
+}
+
+void PostedReceive::withdraw() noexcept {
+  if (runtime_ != nullptr) std::exchange(runtime_, nullptr)->withdraw(posting_);
 }
 
 std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {

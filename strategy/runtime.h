@@ -11,6 +11,13 @@
 // order they were sent. So a ring in which everybody sends before receiving
 // works everywhere.
 //
+// Messages without copies, for collectives that move large buffers (the
+// ring all-reduce): a receive may be posted before its message comes, with
+// the floats it is to land in, and a backend that can (TCP) reads the
+// payload straight into them; a send may borrow the caller's floats until
+// wait_sends(), rather than take a copy. Elsewhere (the simulator) both copy,
+// and behave as recv() and send() do.
+//
 // Restarts: a task restarted after a failure is a new incarnation of it
 // (0 at the first start). Every message carries its sender's incarnation
 // and the receiver's as the sender knows it; a message of a life that is
@@ -29,11 +36,49 @@
 #include <vector>
 
 #include "strategy/config.h"
+#include "strategy/float_range.h"
 #include "strategy/message.h"
 #include "strategy/task_log.h"
 #include "strategy/work.h"
 
 namespace distlab::strategy {
+
+class Runtime;
+
+// The message a posted receive stands for: the next one from `peer` with
+// `tag` after those already received or posted for, in the current lives of
+// both tasks (the sequence and incarnations say which), and the floats its
+// payload is to land in (none: it keeps its own).
+struct Posting {
+  int peer = -1;  // ordinal
+  Tag tag = Tag::kRing;
+  uint64_t sequence = 0;
+  uint32_t from_incarnation = 0;
+  uint32_t to_incarnation = 0;
+  FloatRange into = FloatRange::sized(0);
+};
+
+// A receive posted with Runtime::post_recv, until Runtime::wait takes its
+// message. One that goes unwaited is withdrawn: the backend writes nothing
+// more into its floats, and its message is left to a later receive.
+class PostedReceive {
+ public:
+  PostedReceive() = default;
+  PostedReceive(PostedReceive&& other) noexcept;
+  PostedReceive& operator=(PostedReceive&& other) noexcept;
+  PostedReceive(const PostedReceive&) = delete;
+  PostedReceive& operator=(const PostedReceive&) = delete;
+  ~PostedReceive();
+
+  const Posting& posting() const { return posting_; }
+
+ private:
+  friend class Runtime;
+  void withdraw() noexcept;
+
+  Runtime* runtime_ = nullptr;  // null once waited for (or moved from)
+  Posting posting_;
+};
 
 class Runtime {
  public:
@@ -68,6 +113,28 @@ class Runtime {
   Message recv(TaskId from, Tag tag);
   // The next message with this tag from any task (a PS serving workers).
   Message recv_any(Tag tag);
+  // A receive of the next message from `from` with `tag` after those
+  // already received or posted for, whose payload is to land in `into`
+  // (FloatRange::sized(n): a message of n floats that keeps its own). Posted
+  // receives of one sender and tag are waited for in the order posted, with
+  // no recv() of that sender and tag between; `into` stays valid and
+  // untouched by the caller until then.
+  PostedReceive post_recv(TaskId from, Tag tag, FloatRange into);
+  // Blocks until the posted message has arrived and returns it; its payload
+  // is in `into` (and values is empty), or, for a posting without floats, in
+  // values as recv() gives it. Throws Error for a message of another size.
+  Message wait(PostedReceive& receive);
+  // send() of `header` with `values` as its payload, borrowed rather than
+  // copied where the backend can: the caller leaves `values` unchanged
+  // until wait_sends(). Its bytes are set from `values`.
+  void send_borrowed(TaskId to, Message header, FloatRange values);
+  // Blocks until the backend no longer reads the floats of any borrowed
+  // send. Throws Error if a connection fails first.
+  void wait_sends();
+  // A received message the task is done with: the backend may read a later
+  // payload into its floats rather than into fresh memory.
+  virtual void recycle(Message message);
+
   // Runs `work_fn` (real backend; simulator in full fidelity) and accounts
   // for the time `work` takes (measured, or modelled on the host's device).
   void compute(const Work& work, const std::function<void()>& work_fn);
@@ -120,6 +187,19 @@ class Runtime {
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;
+  // Zero-copy hooks (see the top of this file); the defaults copy. A
+  // posted receive: the backend may read the message that `posting` stands
+  // for straight into posting.into and hand it over with `delivered` set.
+  virtual void expect(const Posting& posting);
+  // The posting is waited for or withdrawn: from the return on, nothing is
+  // written into its floats (a read into them in progress is finished or
+  // abandoned first).
+  virtual void unexpect(const Posting& posting);
+  // transmit() of `message` with `values` as payload, which the backend
+  // may read until await_borrowed_sends() returns.
+  virtual void transmit_borrowed(TaskId to, Message message, FloatRange values);
+  virtual void await_borrowed_sends();
+
   // Lets the clock advance by a collective among the task's devices
   // (devices() > 1 only). Backends without devices never get one.
   virtual void bus_collective(DeviceCollective collective, uint64_t bytes);
@@ -127,7 +207,12 @@ class Runtime {
   TaskLog& mutable_log() { return log_; }
 
  private:
+  friend class PostedReceive;
   void account_receive(const Message& message, double blocked_from, double blocked_to);
+  // Numbers `message` for `to` (sender, incarnations, sequence).
+  void stamp(TaskId to, Message& message);
+  void account_send(TaskId to, uint64_t bytes, double start, double end);
+  void withdraw(const Posting& posting) noexcept;
   // Whether a received message belongs to the current lives of its sender
   // and of this task (see above); a sender's newer incarnation resets the
   // numbering of the messages to and from it.
@@ -149,6 +234,8 @@ class Runtime {
   std::map<std::pair<int, Tag>, uint64_t> next_send_;
   std::map<std::pair<int, Tag>, uint64_t> next_expected_;
   std::map<std::pair<int, Tag>, std::map<uint64_t, Message>> stash_;
+  // Receives posted and not yet waited for, per (sender, tag).
+  std::map<std::pair<int, Tag>, uint64_t> posted_;
   uint32_t incarnation_ = 0;
   std::vector<uint32_t> peer_incarnations_;  // by ordinal
   bool rejoining_ = false;

@@ -34,9 +34,4 @@ void add(float* __restrict sum, const float* __restrict values, int64_t n) {
   for (int64_t i = 0; i < n; ++i) sum[i] += values[i];
 }
 
-void add_and_keep(float* __restrict sum, float* __restrict own, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) own[i] = sum[i] = sum[i] + own[i];
-}
-
 }  // namespace DISTLAB_KERNELS

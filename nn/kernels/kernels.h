@@ -124,9 +124,6 @@ struct Kernels {
 
   // sum[i] += values[i]: the reductions of the strategies.
   void (*add)(float* sum, const float* values, int64_t n);
-  // sum[i] += own[i], then own[i] = sum[i]: a ring's reduce-scatter step
-  // that keeps the partial sum in the member's own buffer too.
-  void (*add_and_keep)(float* sum, float* own, int64_t n);
   // The half-precision wire formats of gradients, two bytes a value in the
   // CPU's byte order, rounded to nearest even (kernels/half_precision.cc):
   // out gets round(values[i] * scale) as IEEE binary16, and back, each value

@@ -23,7 +23,6 @@ void max_pool(const PoolGeometry& g, const float* image, float* out, int32_t* ar
 void sgd(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n);
 void adam(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
 void add(float* sum, const float* values, int64_t n);
-void add_and_keep(float* sum, float* own, int64_t n);
 void to_float16(const float* values, float scale, std::byte* out, int64_t n);
 void from_float16(const std::byte* in, float scale, float* out, int64_t n);
 void to_bfloat16(const float* values, std::byte* out, int64_t n);

@@ -14,7 +14,6 @@ const Kernels& table() {
       .sgd = sgd,
       .adam = adam,
       .add = add,
-      .add_and_keep = add_and_keep,
       .to_float16 = to_float16,
       .from_float16 = from_float16,
       .to_bfloat16 = to_bfloat16,

@@ -118,3 +118,27 @@ TEST_CASE("time blocked in a receive splits into waiting and transfer") {
   CHECK(json["waiting"].get<double>() == Approx(1.0));
   CHECK(json["communication"].get<double>() == Approx(1.0));
 }
+
+TEST_CASE("posted receives and borrowed sends copy in the simulator and keep their order") {
+  CHECK(run(2, [](Runtime& runtime, int rank) {
+          if (rank == 0) {
+            std::vector<float> values(1000, 3);
+            runtime.send_borrowed({Role::kWorker, 1}, make_message(Tag::kRing, 0, 0, nullptr),
+                                  FloatRange(values));
+            runtime.wait_sends();
+            std::fill(values.begin(), values.end(), -1.0f);
+            runtime.send({Role::kWorker, 1}, floats(2, 4));
+            return;
+          }
+          std::vector<float> into(1000, 0);
+          PostedReceive first = runtime.post_recv({Role::kWorker, 0}, Tag::kRing, FloatRange(into));
+          PostedReceive second =
+              runtime.post_recv({Role::kWorker, 0}, Tag::kRing, FloatRange::sized(2));
+          const Message a = runtime.wait(first);
+          const Message b = runtime.wait(second);
+          if (a.delivered || !a.values.empty() || into != std::vector<float>(1000, 3) ||
+              b.values != std::vector<float>(2, 4)) {
+            throw std::runtime_error("posted receives took the wrong payloads");
+          }
+        }) == "ok");
+}
