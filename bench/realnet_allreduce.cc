@@ -18,9 +18,10 @@
 // with busbw = 2(P-1)/P * bytes / median (NCCL-tests convention).
 //
 // --ps: one PS (ordinal P-1) and P-1 workers, the message pattern of
-// strategy/parameter_server.cc: a worker sends a pull request, receives the
-// whole buffer (copying it into its parameters), and pushes a gradient of
-// the same size; the PS answers pulls at once (async) and applies each push
+// strategy/parameter_server.cc with its transfers (strategy/ps_transfer.h,
+// in segments of --segment-bytes): a worker posts the receives of the
+// whole buffer into its parameters, sends a pull request, and pushes a
+// gradient of the same size; the PS answers pulls at once (async) and applies each push
 // (SGD with lr 2^-10 on ones, so the final values are checked exactly).
 // Each worker makes 2 warm-up steps, then after a barrier the peer's
 // iteration count of timed steps, then a barrier again (no pull of the next
@@ -34,7 +35,7 @@
 // 127.0.0.1, starts P copies of itself (--rank 0..P-1) and waits for them;
 // a copy that fails stops the others.
 //
-// --segment-bytes sets the ring's segment size (strategy.segment_bytes of
+// --segment-bytes sets the ring's and the PS's segment size (strategy.segment_bytes of
 // the scenarios, whose default it takes). For diagnosis, --breakdown has
 // every rank say on stderr where its time in the timed all-reduces went
 // (adding, waiting, receiving, the rest).
@@ -181,7 +182,7 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", o.timeout_s, "seconds a receive may wait")
       ->check(CLI::PositiveNumber);
   app.add_option("--segment-bytes", o.segment_bytes,
-                 "bytes per ring message (the scenarios' strategy.segment_bytes); 0: chunks whole")
+                 "bytes per ring or PS message (the scenarios' strategy.segment_bytes); 0: whole")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--breakdown", o.breakdown,
                "every rank says on stderr where its time in the timed all-reduces went");

@@ -7,10 +7,12 @@
 #include "common/error.h"
 #include "realnet_bench.h"
 #include "strategy/parameter_server.h"
+#include "strategy/ps_transfer.h"
 
 namespace distlab::bench {
 namespace {
 
+using strategy::FloatRange;
 using strategy::Message;
 using strategy::Role;
 using strategy::Tag;
@@ -35,25 +37,24 @@ void run_ps_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& siz
   const bool is_ps = runtime.self().role == Role::kPs;
   constexpr float kLearningRate = 1.0f / 1024;
   int64_t barrier_step = 0;
+  const int64_t segment_floats = o.segment_bytes / 4;
   for (const Size& size : sizes) {
     const int64_t n = size.bytes / 4;
     const int iters = iters_for(size.bytes, o.iter_scale);
     if (is_ps) {
-      std::vector<float> values(n, 1.0f);
+      std::vector<float> values(n, 1.0f), gradient(n);
       int64_t version = 0;
       // Answers pulls and applies pushes until `pushes` more have come.
       auto serve = [&](int64_t pushes) {
         while (pushes > 0) {
           Message m = runtime.recv_any(Tag::kToParameterServer);
           if (m.op == static_cast<int32_t>(PsRequest::kPull)) {
-            Message reply = strategy::make_message(Tag::kParameters, m.step, n, values.data());
-            reply.version = version;
-            runtime.send(m.from, std::move(reply));
+            strategy::send_parameters(runtime, m.from, m.step, version, FloatRange(values),
+                                      segment_floats);
           } else if (m.op == static_cast<int32_t>(PsRequest::kPush)) {
-            if (m.values.size() != values.size()) {
-              throw Error("ps: a push of " + std::to_string(m.bytes) + " bytes");
-            }
-            const float* g = m.values.data();
+            strategy::receive_gradient(runtime, m, FloatRange(gradient),
+                                       strategy::GradientType::kFloat32, segment_floats, "ps");
+            const float* g = gradient.data();
             float* v = values.data();
             for (int64_t i = 0; i < n; ++i) v[i] -= kLearningRate * g[i];
             ++version;
@@ -90,25 +91,23 @@ void run_ps_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& siz
       std::fflush(stdout);
     } else {
       std::vector<float> params(n, 0.0f);
-      const std::vector<float> gradient(n, 1.0f);
+      std::vector<float> gradient(n, 1.0f);
       int64_t step = 0;
       auto train_step = [&] {
+        auto receives =
+            strategy::post_parameters(runtime, server, FloatRange(params), segment_floats);
         runtime.send(server, ps_request(PsRequest::kPull, step));
-        const Message reply = runtime.recv(server, Tag::kParameters);
-        if (reply.values.size() != params.size()) {
-          throw Error("worker: parameters of " + std::to_string(reply.bytes) + " bytes where " +
-                      std::to_string(size.bytes) + " were expected");
-        }
-        std::copy(reply.values.begin(), reply.values.end(), params.begin());
-        Message push = strategy::make_message(Tag::kToParameterServer, step, n, gradient.data());
-        push.op = static_cast<int32_t>(PsRequest::kPush);
-        push.version = reply.version;
-        runtime.send(server, std::move(push));
+        const int64_t version = strategy::wait_parameters(runtime, receives);
+        // The previous push is in: its borrowed gradient is free again.
+        runtime.wait_sends();
+        strategy::push_gradient(runtime, server, step, version, FloatRange(gradient),
+                                strategy::GradientType::kFloat32, segment_floats);
         ++step;
       };
       for (int i = 0; i < o.warmup; ++i) train_step();
       barrier(runtime, all, rank, barrier_step);
       for (int i = 0; i < iters; ++i) train_step();
+      runtime.wait_sends();
       barrier(runtime, all, rank, barrier_step);
     }
   }

@@ -26,8 +26,8 @@
 #   --procs "P ..."   process counts (default "2 4")
 #   --iter-scale X    scale both sides' iteration counts (default 1)
 #   --no-ps           skip the parameter-server runs
-#   --segment-bytes N pass --segment-bytes N to distlab's ring (bytes per
-#                     message; default: the scenarios' 1 MiB)
+#   --segment-bytes N pass --segment-bytes N to distlab's ring and PS (bytes
+#                     per message; default: the scenarios' 1 MiB)
 #   --build-dir DIR   binaries from DIR, built there with cmake --build
 #                     (default build/, built with tools/build)
 #   --no-build        use the binary as it is
@@ -90,7 +90,7 @@ run_gloo() {  # P ROUND
   grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo    /' >&2
 }
 run_ps() {  # P ROUND
-  "$bin" --procs "$1" --ps --iter-scale "$iter_scale" >"$work/ps-$1-$2.jsonl"
+  "$bin" --procs "$1" --ps --iter-scale "$iter_scale" "${segment_args[@]}" >"$work/ps-$1-$2.jsonl"
   sed 's/^/  ps      /' "$work/ps-$1-$2.jsonl" >&2
 }
 

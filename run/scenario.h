@@ -21,7 +21,7 @@
 //     name: parameter_server              # local | allreduce | parameter_server | mirrored
 //     mode: async                         # parameter_server: async | sync
 //     bucket_bytes: 0                     # allreduce, mirrored
-//     segment_bytes: 1048576              # allreduce, mirrored; 0 = chunks whole
+//     segment_bytes: 1048576              # ring and PS messages; 0 = whole
 //     devices: 4                          # mirrored: 0 = every GPU of the machine
 //     gradient_dtype: float32             # allreduce, ps, mirrored: float32 | float16 | bfloat16
 //   training:

@@ -37,9 +37,11 @@ struct StrategyConfig {
   // allreduce and mirrored: the gradient is reduced in consecutive buckets
   // of at most this many bytes, one ring each; 0 reduces it in one ring.
   int64_t bucket_bytes = 0;
-  // allreduce and mirrored: each ring message holds at most this many bytes
-  // of a chunk, so that a round's sending overlaps the previous round's
-  // arrival (ring_allreduce.h); 0 sends every chunk whole.
+  // Each ring message holds at most this many bytes of a chunk, so that a
+  // round's sending overlaps the previous round's arrival (allreduce and
+  // mirrored, ring_allreduce.h); and parameters and pushes travel to and
+  // from parameter servers in messages of at most this many bytes
+  // (ps_transfer.h). 0 sends every chunk or shard whole.
   int64_t segment_bytes = int64_t{1} << 20;
   int devices = 0;  // mirrored: devices of the host (0: all its GPUs)
   // The format gradients travel in (gradient_wire.h): ring messages, and

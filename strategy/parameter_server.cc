@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "nn/kernels/kernels.h"
 #include "strategy/gradient_wire.h"
+#include "strategy/ps_transfer.h"
 
 namespace distlab::strategy {
 namespace {
@@ -30,39 +31,29 @@ Message request(PsRequest what, int64_t step) {
 }
 
 // Worker side: fetch every shard into `params`, remembering each version.
+// The receives are posted before the requests go, so that the shards land
+// in place (ps_transfer.h).
 void pull(Runtime& runtime, PsRequest what, int64_t step, FloatRange params,
-          std::vector<int64_t>& versions) {
+          std::vector<int64_t>& versions, int64_t segment_floats) {
   const int servers = runtime.cluster().ps;
-  for (int j = 0; j < servers; ++j) runtime.send({Role::kPs, j}, request(what, step));
+  std::vector<std::vector<PostedReceive>> shards;
   for (int j = 0; j < servers; ++j) {
     const Shard shard = shard_of(params.size(), servers, j);
-    Message reply = runtime.recv({Role::kPs, j}, Tag::kParameters);
-    if (reply.bytes != static_cast<uint64_t>(shard.size) * sizeof(float)) {
-      throw Error(task_name(runtime.self()) + ": ps:" + std::to_string(j) + " sent " +
-                  std::to_string(reply.bytes) + " bytes of parameters where " +
-                  std::to_string(shard.size * sizeof(float)) + " were expected");
-    }
-    if (params.has_values())
-      std::copy(reply.values.begin(), reply.values.end(), params.data() + shard.begin);
-    versions[j] = reply.version;
+    shards.push_back(post_parameters(runtime, {Role::kPs, j}, params.sub(shard.begin, shard.size),
+                                     segment_floats));
   }
+  for (int j = 0; j < servers; ++j) runtime.send({Role::kPs, j}, request(what, step));
+  for (int j = 0; j < servers; ++j) versions[j] = wait_parameters(runtime, shards[j]);
 }
 
 // Worker side: send each shard of the gradient to its PS, in the wire's format.
 void push(Runtime& runtime, int64_t step, FloatRange grads, const std::vector<int64_t>& versions,
-          GradientType wire) {
+          GradientType wire, int64_t segment_floats) {
   const int servers = runtime.cluster().ps;
   for (int j = 0; j < servers; ++j) {
     const Shard shard = shard_of(grads.size(), servers, j);
-    const FloatRange part = grads.sub(shard.begin, shard.size);
-    Message m =
-        gradient_message(Tag::kToParameterServer, step, FloatRange::sized(part.size()), wire);
-    runtime.compute(encode_work(part.size(), wire), [&] {
-      if (part.has_values()) m = gradient_message(Tag::kToParameterServer, step, part, wire);
-    });
-    m.op = static_cast<int32_t>(PsRequest::kPush);
-    m.version = versions[j];
-    runtime.send({Role::kPs, j}, std::move(m));
+    push_gradient(runtime, {Role::kPs, j}, step, versions[j], grads.sub(shard.begin, shard.size),
+                  wire, segment_floats);
   }
 }
 
@@ -164,28 +155,35 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
   std::vector<int64_t> versions(servers, 0);
   const int64_t first_step = checkpoints.start();
   const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
+  const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
+  const GradientType wire = setup.strategy().gradient_type;
 
   for (int64_t step = first_step; step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
-    pull(runtime, PsRequest::kPull, step, replica.parameters(), versions);
+    pull(runtime, PsRequest::kPull, step, replica.parameters(), versions, segment_floats);
+    // Every server answered this pull after the previous push: that push's
+    // borrowed gradient is free to be overwritten.
+    runtime.wait_sends();
     // A worker of several GPUs hands the weights to each, and sums their
     // towers' gradients on one before it pushes (the lab's GPU workers).
     runtime.among_devices(DeviceCollective::kBroadcast, model_bytes);
     const double loss =
         replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
     runtime.among_devices(DeviceCollective::kReduce, model_bytes);
-    push(runtime, step, replica.gradients(), versions, setup.strategy().gradient_type);
+    push(runtime, step, replica.gradients(), versions, wire, segment_floats);
     replica.after_step(step, loss);
     checkpoints.after_step(step + 1);
     runtime.end_step(loss);
   }
+  runtime.wait_sends();
   checkpoints.finish(replica.total_steps());
   for (int j = 0; j < servers; ++j) {
     runtime.send({Role::kPs, j}, request(PsRequest::kStop, replica.total_steps()));
   }
   // The chief evaluates and fingerprints the weights every worker trained.
   if (replica.is_chief())
-    pull(runtime, PsRequest::kFinal, replica.total_steps(), replica.parameters(), versions);
+    pull(runtime, PsRequest::kFinal, replica.total_steps(), replica.parameters(), versions,
+         segment_floats);
   TaskOutcome outcome = replica.finish();
   if (replica.is_chief()) {
     for (int j = 0; j < servers; ++j) {
@@ -244,7 +242,10 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     std::fill(pushes.begin(), pushes.end(), version);
     std::fill(steps_reached.begin(), steps_reached.end(), m.step);
   }
-  std::vector<std::optional<Message>> pending(replicas);  // sync: this step's gradients
+  const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
+  // Each worker's latest gradient, in float32 (sync: this step's, until all
+  // are in); allocated once, as a push of a large model arrives in segments.
+  std::vector<std::vector<float>> gradients(sync ? replicas : 1);
   int pending_count = 0;
   std::vector<Message> deferred;  // pulls that wait for an update (sync) or for the end
   // Whether each worker has stopped (a restarted worker may say it twice),
@@ -256,9 +257,8 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   bool done = false;
 
   auto reply = [&](const Message& pull_request) {
-    Message m = make_message(Tag::kParameters, pull_request.step, shard.size, current.data());
-    m.version = version;
-    runtime.send(pull_request.from, std::move(m));
+    send_parameters(runtime, pull_request.from, pull_request.step, version, current,
+                    segment_floats);
   };
   // The chief's checkpoint: the shard, then each optimizer slot.
   auto reply_state = [&](const Message& request) {
@@ -288,17 +288,16 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     runtime.end_step(std::numeric_limits<double>::quiet_NaN(), staleness);
   };
   // A push holds the shard's gradient in the wire's format: as float32 from
-  // here on.
+  // here on, in the worker's buffer.
   const GradientType wire = setup.strategy().gradient_type;
-  auto read_pushed_gradient = [&](Message& m) {
-    const std::string what = task_name(runtime.self()) + ": a push";
-    read_gradient(m, wire, FloatRange::sized(shard.size), what);
-    if (wire == GradientType::kFloat32) return;
-    std::vector<float> gradient(runtime.full_fidelity() ? shard.size : 0);
-    runtime.compute(decode_work(shard.size, wire), [&] {
-      if (!gradient.empty()) read_gradient(m, wire, FloatRange(gradient.data(), shard.size), what);
-    });
-    m.values = std::move(gradient);
+  auto read_push = [&](const Message& first, int rank) -> FloatRange {
+    std::vector<float>& gradient = gradients[sync ? rank : 0];
+    if (runtime.full_fidelity()) gradient.resize(static_cast<std::size_t>(shard.size));
+    const FloatRange into =
+        gradient.empty() ? FloatRange::sized(shard.size) : FloatRange(gradient.data(), shard.size);
+    receive_gradient(runtime, first, into, wire, segment_floats,
+                     task_name(runtime.self()) + ": a push");
+    return into;
   };
   // Sync: a worker's pull waits until every push it made has been applied.
   auto ready = [&](const Message& m) {
@@ -317,26 +316,25 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
           deferred.push_back(std::move(m));
         }
         break;
-      case PsRequest::kPush:
-        read_pushed_gradient(m);
+      case PsRequest::kPush: {
+        const FloatRange gradient = read_push(m, rank);
         ++pushes[rank];
         steps_reached[rank] = std::max(steps_reached[rank], m.step + 1);
         if (!sync) {
-          apply(m.values, version - m.version, 1);
+          apply(gradient.has_values() ? gradient.values() : std::span<float>(), version - m.version,
+                1);
           break;
         }
-        pending[rank] = std::move(m);
         if (++pending_count < replicas) break;
         // Every worker's gradient of this step is here: add them up in
         // worker order, so that the sum has the same bits on every run.
         runtime.compute(elementwise_work("sum gradients", shard.size * (replicas - 1), 1, 3), [&] {
-          std::copy(pending[0]->values.begin(), pending[0]->values.end(), sum.begin());
+          std::copy(gradients[0].begin(), gradients[0].end(), sum.begin());
           for (int r = 1; r < replicas; ++r) {
-            nn::kernels::kernels().add(sum.data(), pending[r]->values.data(), shard.size);
+            nn::kernels::kernels().add(sum.data(), gradients[r].data(), shard.size);
           }
         });
         apply(sum, -1, replicas);
-        for (auto& p : pending) p.reset();
         pending_count = 0;
         for (auto it = deferred.begin(); it != deferred.end();) {
           const auto op = static_cast<PsRequest>(it->op);
@@ -348,6 +346,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
           }
         }
         break;
+      }
       case PsRequest::kStop:
         if (!stopped_ranks[rank]) {
           stopped_ranks[rank] = 1;

@@ -62,4 +62,11 @@ compare "chief+2-float16" "" "${small[@]}" --set cluster.workers=2 \
 compare "ps-sync-bfloat16" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=1 \
   --set strategy.name=parameter_server --set strategy.mode=sync \
   --set strategy.gradient_dtype=bfloat16
+# Messages cut into many segments: the ring's (posted receives into the
+# gradient, sends from it) and two servers' shards and float16 pushes.
+compare "chief+2-segmented" "" "${small[@]}" --set cluster.workers=2 \
+  --set strategy.segment_bytes=8192
+compare "ps-sync-segmented-float16" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
+  --set strategy.name=parameter_server --set strategy.mode=sync \
+  --set strategy.gradient_dtype=float16 --set strategy.segment_bytes=16384
 exit $failures

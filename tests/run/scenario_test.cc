@@ -192,10 +192,9 @@ TEST_CASE("Each strategy takes the clusters it can run on") {
   CHECK(message_of<ConfigError>([&] { load("", "name: local, bucket_bytes: 10"); })
             .find("strategy.bucket_bytes: strategy local takes no bucket_bytes (bucket_bytes is "
                   "for allreduce and mirrored)") != std::string::npos);
-  CHECK(message_of<ConfigError>([&] {
-          load("workers: 1, ps: 1", "name: parameter_server, segment_bytes: 4096");
-        }).find("strategy.segment_bytes: strategy parameter_server takes no segment_bytes") !=
-        std::string::npos);
+  CHECK(message_of<ConfigError>([&] { load("", "name: local, segment_bytes: 4096"); })
+            .find("strategy.segment_bytes: strategy local takes no segment_bytes (segment_bytes is "
+                  "for allreduce and parameter_server and mirrored)") != std::string::npos);
   CHECK(message_of<ConfigError>([&] {
           load("workers: 1", "name: allreduce, segment_bytes: 3");
         }).find("strategy.segment_bytes: a segment must hold at least one float") !=
