@@ -14,8 +14,11 @@
 // result is checked: first and last element equal P, and every element
 // after the last one. Rank 0 prints one JSON line per size:
 //   {"mode":"allreduce","p":P,"size":"1MB","bytes":...,"iters":...,
-//    "median_s":...,"min_s":...,"algbw_GBps":...,"busbw_GBps":...}
-// with busbw = 2(P-1)/P * bytes / median (NCCL-tests convention).
+//    "median_s":...,"min_s":...,"algbw_GBps":...,"busbw_GBps":...,
+//    "memcpy_GBps":...}
+// with busbw = 2(P-1)/P * bytes / median (NCCL-tests convention) and
+// memcpy_GBps rank 0's memcpy of the buffer after the size's all-reduces
+// (median of 7), the yardstick bus bandwidth is held against.
 //
 // --ps: one PS (ordinal P-1) and P-1 workers, the message pattern of
 // strategy/parameter_server.cc with its transfers (strategy/ps_transfer.h,

@@ -1,7 +1,9 @@
 // Ring all-reduce over the TCP runtime, measured as torch_allreduce.py
 // measures Gloo (see realnet_allreduce.cc for the protocol).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -10,6 +12,24 @@
 #include "strategy/ring_allreduce.h"
 
 namespace distlab::bench {
+namespace {
+
+// This machine's memcpy of `bytes`, bytes copied per second: the median of
+// 7 copies between buffers already faulted in, the yardstick of the bus
+// bandwidth (issue 14 asks for a share of it).
+double memcpy_bytes_per_second(int64_t bytes) {
+  std::vector<char> from(static_cast<std::size_t>(bytes), 1),
+      to(static_cast<std::size_t>(bytes), 0);
+  std::vector<double> seconds;
+  for (int i = 0; i < 7; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(to.data(), from.data(), from.size());
+    seconds.push_back(seconds_since(start));
+  }
+  return static_cast<double>(bytes) / median(seconds);
+}
+
+}  // namespace
 
 using strategy::FloatRange;
 using strategy::TaskId;
@@ -74,6 +94,9 @@ void run_ring_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& s
                    waiting / iters * 1e3, receiving / iters * 1e3, other / iters * 1e3);
     }
     strategy::ring_allreduce(runtime, ring, rank, FloatRange(times), step++);
+    // Rank 0 times memcpy while the others wait in a barrier, idle.
+    const double memcpy_GBps = rank == 0 ? memcpy_bytes_per_second(size.bytes) / 1e9 : 0;
+    barrier(runtime, ring, rank, step);
     std::vector<double> slowest(iters, 0.0);
     for (int r = 0; r < p; ++r) {
       for (int it = 0; it < iters; ++it) {
@@ -91,6 +114,7 @@ void run_ring_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& s
                                   {"min_s", *std::min_element(slowest.begin(), slowest.end())},
                                   {"algbw_GBps", size.bytes / med / 1e9},
                                   {"busbw_GBps", 2.0 * (p - 1) / p * size.bytes / med / 1e9},
+                                  {"memcpy_GBps", memcpy_GBps},
                                   // The ring's sums run on this level's kernels.
                                   {"isa", nn::kernels::kernels().level}};
       std::printf("%s\n", row.dump().c_str());

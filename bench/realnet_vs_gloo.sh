@@ -17,7 +17,8 @@
 # level, the peer's PyTorch version), then Markdown tables of the medians
 # over rounds:
 # all-reduce time and bus bandwidth (2(P-1)/P * bytes / time) of both, the
-# ratio Gloo time / distlab time (> 1: distlab is faster), and PS pushes per
+# ratio Gloo time / distlab time (> 1: distlab is faster), the machine's
+# memcpy of the buffer and distlab's bus bandwidth as a share of it, and PS pushes per
 # second and GB/s through the PS (pulls and pushes); then one JSON line with
 # every figure.
 #
@@ -164,19 +165,22 @@ print()
 print(f"All-reduce, median over {rounds} round(s) of each round's median (slowest rank per iteration)"
       + (f", distlab with --segment-bytes {segment}" if segment != "default" else "") + ":")
 print()
-print("| P | size | distlab median ms | Gloo median ms | ratio (Gloo / distlab) | distlab busbw GB/s | Gloo busbw GB/s |")
-print("|---|---|---|---|---|---|---|")
+print("| P | size | distlab median ms | Gloo median ms | ratio (Gloo / distlab) | distlab busbw GB/s | Gloo busbw GB/s | memcpy GB/s | distlab busbw / memcpy |")
+print("|---|---|---|---|---|---|---|---|---|")
 for key in order:
     p, size = key
     nbytes = ours[key][0]["bytes"]
     ours_s = med([row["median_s"] for row in ours[key]])
     gloo_s = med([row["median_s"] for row in gloo.get(key, [])]) if key in gloo else float("nan")
     ratio = gloo_s / ours_s
+    memcpy = med([row.get("memcpy_GBps", float("nan")) for row in ours[key]])
     print(f"| {p} | {size} | {ours_s * 1e3:.3f} | {gloo_s * 1e3:.3f} | **{ratio:.2f}x** | "
-          f"{busbw(p, nbytes, ours_s):.3f} | {busbw(p, nbytes, gloo_s):.3f} |")
+          f"{busbw(p, nbytes, ours_s):.3f} | {busbw(p, nbytes, gloo_s):.3f} | {memcpy:.2f} | "
+          f"{busbw(p, nbytes, ours_s) / memcpy:.0%} |")
     rows.append({"p": p, "size": size, "bytes": nbytes, "iters": ours[key][0]["iters"],
                  "distlab_median_s": ours_s, "gloo_median_s": gloo_s, "ratio": ratio,
                  "distlab_busbw_GBps": busbw(p, nbytes, ours_s), "gloo_busbw_GBps": busbw(p, nbytes, gloo_s),
+                 "memcpy_GBps": memcpy,
                  "distlab_rounds_s": [row["median_s"] for row in ours[key]],
                  "gloo_rounds_s": [row["median_s"] for row in gloo.get(key, [])]})
 
