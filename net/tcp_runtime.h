@@ -8,9 +8,14 @@
 //     and leaves the rest to the io thread (buffered, as runtime.h
 //     requires); one write is in flight per connection, and a message's
 //     floats are written from the message itself, without a copy;
-//   - payloads are read straight into the received message's floats, in
-//     buffers of messages already written when there are some (a ring
-//     passes on what it receives: buffer_pool.h);
+//   - payloads are read straight into the floats of a posted receive
+//     (Runtime::post_recv) when one waits for the message; others are read
+//     into the received message's floats, in buffers of messages already
+//     written when there are some (a ring passes on what it receives:
+//     buffer_pool.h);
+//   - a borrowed send (Runtime::send_borrowed) is written from the
+//     caller's floats, which wait_sends() hands back once every one of them
+//     is written or dropped with its connection;
 //   - receive() waits for the inbox of its tag, with a timeout;
 //   - a frame that is malformed, oversized or unexpected closes its
 //     connection with a log line naming the peer, and the run fails with
