@@ -132,8 +132,8 @@ Message Runtime::wait(PostedReceive& receive) {
     throw Error(task_name(self_) + ": a posted receive from " + task_name(from) +
                 " waited for out of turn (or its sender restarted)");
   }
-  // Withdrawn first if recv() throws: nothing may be written into `into`
-  // once the caller has given up on it.
+  // Should recv() throw, the handle withdraws the posting as it goes: nothing
+  // is written into `into` once the caller has given up on it.
   Message message = recv(from, posting.tag);
   receive.withdraw();
   const int64_t n = posting.into.size();
