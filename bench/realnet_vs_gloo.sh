@@ -31,7 +31,10 @@
 #                     per message; default: the scenarios' 1 MiB)
 #   --build-dir DIR   binaries from DIR, built there with cmake --build
 #                     (default build/, built with tools/build)
-#   --no-build        use the binary as it is
+#   --no-build        use the binary as it is (a build copied to a machine
+#                     without build tools)
+#   --peers DIR       the peer scripts' folder (default ../shared/peers), for
+#                     a machine where they were copied elsewhere
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,6 +62,7 @@ while [ $# -gt 0 ]; do
     --segment-bytes) segment_args=(--segment-bytes "${2:?--segment-bytes needs a value}"); shift 2 ;;
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
+    --peers) peer=${2:?--peers needs a folder}/torch_allreduce.py; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (--help lists them)" ;;
   esac
