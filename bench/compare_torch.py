@@ -27,6 +27,8 @@ import statistics
 import subprocess
 import sys
 
+from machine_info import cpu_model
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"cnn": "scenarios/models/mnist_cnn.yaml", "mlp": "scenarios/models/cifar10_mlp.yaml"}
 
@@ -62,17 +64,6 @@ def distlab_round(args, threads):
     MACHINE["isa"] = r.get("isa", "?")
     by_name = {m["model"]: m["steady_ex_per_s"] for m in r["models"]}
     return {"cnn": by_name["mnist_cnn"], "mlp": by_name["cifar10_mlp"]}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main():

@@ -30,6 +30,8 @@ import subprocess
 import sys
 import time
 
+from machine_info import cpu_model
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (name, what it is, scenario, overrides): ring and parameter server, sync
@@ -180,17 +182,6 @@ def markdown(results, machine):
                   f"worst {100 * max(errors):.1f}%."]
     lines.append("Cells: simulated / real (median of the real runs), then the error.")
     return "\n".join(lines) + "\n"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main():

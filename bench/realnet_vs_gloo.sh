@@ -115,8 +115,9 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-"$py" - "$work" "$rounds" "${segment_args[1]:-default}" "${procs[@]}" <<'EOF'
+PYTHONPATH="$root/bench" "$py" - "$work" "$rounds" "${segment_args[1]:-default}" "${procs[@]}" <<'EOF'
 import glob, json, os, statistics, sys
+from machine_info import cpu_model
 
 work, rounds, segment, procs = sys.argv[1], int(sys.argv[2]), sys.argv[3], [int(p) for p in sys.argv[4:]]
 med = statistics.median
@@ -142,14 +143,6 @@ for p in procs:
 def busbw(p, nbytes, seconds):
     return 2 * (p - 1) / p * nbytes / seconds / 1e9
 
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 # Where the figures hold: the CPU, the kernels' ISA level distlab ran (its
 # sums), the process counts and the peer's version.
