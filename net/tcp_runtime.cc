@@ -641,15 +641,19 @@ void TcpRuntime::await_borrowed_sends() {
   std::unique_lock lock(loans_->mutex);
   const bool returned = loans_->returned.wait_for(
       lock, options_.receive_timeout, [&] { return loans_->out == 0 || loans_->broken; });
-  if (loans_->out == 0) return;
+  // A failed connection hands its loans back unwritten: the floats are
+  // free, but the sends did not happen.
+  const bool broken = loans_->broken;
   lock.unlock();
+  if (broken) {
+    std::lock_guard failed(mutex_);
+    throw_failure();
+  }
   if (!returned) {
     throw Error(strategy::task_name(self()) + ": messages still unwritten after " +
                 std::to_string(options_.receive_timeout.count() / 1000) +
                 " s; a peer may have stopped reading");
   }
-  std::lock_guard failed(mutex_);
-  throw_failure();
 }
 
 TcpRuntime::Loan::Loan(std::shared_ptr<Loans> loans) : loans_(std::move(loans)) {

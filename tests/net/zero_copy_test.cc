@@ -191,6 +191,35 @@ TEST_CASE("A borrowed send is written from the caller's floats until wait_sends"
   });
 }
 
+TEST_CASE("Borrowed sends to a peer that is gone end in an error, not a wait") {
+  std::promise<void> gone;
+  const std::string outcome = [&] {
+    try {
+      run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+        if (rank == 1) {
+          // Leaves without reading or saying goodbye: its runtime closes.
+          gone.set_value();
+          throw Error("worker:1 leaves");
+        }
+        gone.get_future().wait();
+        std::vector<float> values(16 << 20, 1.0f);  // 64 MB: more than the sockets hold
+        runtime.send_borrowed(worker(1), make_message(Tag::kRing, 0, 0, nullptr),
+                              FloatRange(values));
+        try {
+          runtime.wait_sends();
+        } catch (const Error& e) {
+          throw Error(std::string("wait_sends: ") + e.what());
+        }
+      });
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  }();
+  CHECK_THAT(outcome, Catch::Contains("rank 0: wait_sends: worker:0: connection with worker:1") &&
+                          Catch::Contains("worker:1 leaves"));
+}
+
 TEST_CASE("The ring all-reduce over TCP sums exactly, whatever the segments") {
   for (const int tasks : {2, 3}) {
     for (const int64_t segment : {int64_t{0}, int64_t{1000}, int64_t{4096}}) {
