@@ -618,6 +618,14 @@ void TcpRuntime::throw_failure() {
 }
 
 void TcpRuntime::transmit(TaskId to, Message message) {
+  send_to(to, std::move(message), std::nullopt);
+}
+
+void TcpRuntime::transmit_borrowed(TaskId to, Message message, strategy::FloatRange values) {
+  send_to(to, std::move(message), values);
+}
+
+void TcpRuntime::send_to(TaskId to, Message message, std::optional<strategy::FloatRange> borrowed) {
   // A peer lost for good or for a while (may_restart) takes nothing: its
   // next life starts afresh, as a dead process would have lost it anyway.
   std::shared_ptr<Connection> peer;
@@ -625,16 +633,7 @@ void TcpRuntime::transmit(TaskId to, Message message) {
     std::lock_guard lock(mutex_);
     peer = peers_[cluster().ordinal(to)];
   }
-  if (peer) peer->send_message(std::move(message));
-}
-
-void TcpRuntime::transmit_borrowed(TaskId to, Message message, strategy::FloatRange values) {
-  std::shared_ptr<Connection> peer;
-  {
-    std::lock_guard lock(mutex_);
-    peer = peers_[cluster().ordinal(to)];
-  }
-  if (peer) peer->send_message(std::move(message), values);
+  if (peer) peer->send_message(std::move(message), borrowed);
 }
 
 void TcpRuntime::await_borrowed_sends() {

@@ -142,6 +142,10 @@ class TcpRuntime : public strategy::Runtime {
   // The read into a claimed posting is over (done or abandoned).
   void release_posting(const PostedKey& key);
 
+  // Hands `message` (with `borrowed` as its payload, if given) to the
+  // connection to `to`.
+  void send_to(strategy::TaskId to, strategy::Message message,
+               std::optional<strategy::FloatRange> borrowed);
   void accept_next();
   void dial(int peer, std::chrono::milliseconds backoff);
   void on_connected(const std::shared_ptr<Connection>& connection);

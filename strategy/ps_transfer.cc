@@ -1,6 +1,5 @@
 #include "strategy/ps_transfer.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "common/error.h"

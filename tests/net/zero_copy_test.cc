@@ -192,15 +192,19 @@ TEST_CASE("A borrowed send is written from the caller's floats until wait_sends"
 }
 
 TEST_CASE("Borrowed sends to a peer that is gone end in an error, not a wait") {
-  std::promise<void> gone;
+  std::promise<void> connected, gone;
   const std::string outcome = [&] {
     try {
       run_tasks(2, [&](TcpRuntime& runtime, int rank) {
         if (rank == 1) {
-          // Leaves without reading or saying goodbye: its runtime closes.
+          // Leaves without reading or saying goodbye, once worker:0 is
+          // connected too (else its connect() is what fails): its runtime
+          // closes.
+          connected.get_future().wait();
           gone.set_value();
           throw Error("worker:1 leaves");
         }
+        connected.set_value();
         gone.get_future().wait();
         std::vector<float> values(16 << 20, 1.0f);  // 64 MB: more than the sockets hold
         runtime.send_borrowed(worker(1), make_message(Tag::kRing, 0, 0, nullptr),
