@@ -51,16 +51,16 @@ LayerCost Dense::cost(int batch, bool input_gradient) const {
   c.forward_flops = 2 * n * in * out + 2 * n * out;  // GEMM, then bias and activation
   c.forward_bytes = kFloatBytes * (n * in + in * out + n * out);
   c.forward_kernels = framework_forward_kernels(options_);
-  c.forward_regions = product_in_parallel(batch, options_.units);
+  c.forward_regions = plan_product(batch, options_.units, inputs_).regions();
   // dW GEMM and bias sum: read x and dy, read and write dW.
   c.backward_flops = 2 * n * in * out + n * out;
   c.backward_bytes = kFloatBytes * (n * in + n * out + 2 * in * out);
   c.backward_kernels = framework_backward_kernels(options_, input_gradient);
-  c.backward_regions = product_in_parallel(inputs_, options_.units);
+  c.backward_regions = plan_product(inputs_, options_.units, batch).regions();
   if (input_gradient) {  // dx GEMM: read dy and W, write dx
     c.backward_flops += 2 * n * in * out;
     c.backward_bytes += kFloatBytes * (n * out + in * out + n * in);
-    c.backward_regions += product_in_parallel(batch, inputs_);
+    c.backward_regions += plan_product(batch, inputs_, options_.units).regions();
   }
   return c;
 }

@@ -257,16 +257,17 @@ TEST_CASE("Parallel regions cost their fixed time each, as the layers' costs cou
       {.flops = 0, .bytes = 0, .kernels = 0, .kind = OpKind::kDense, .ops = 1, .regions = 3}};
   CHECK_THAT(roofline_seconds(work, device), WithinRel(60e-6, 1e-12));
 
-  // A dense layer's product runs in parallel only when its result is wide
-  // enough to cut into blocks (nn/parallel_product.cc: 64 rows or columns
-  // for two blocks of 32).
+  // A dense layer's product runs in parallel only when it is large enough
+  // to cut into blocks of 1 MFLOP or more (nn/parallel_product.cc). At batch
+  // 16 the three wide layers' forward products are cut along their depth
+  // too: one region for the blocks, one for the sum of the depth slices.
   const distlab::nn::Model mlp(
       distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/cifar10_mlp.yaml"), 1);
   for (const auto& layer : mlp.layer_costs(16)) {
     if (layer.kind != "dense") continue;
-    // Forward: a (16, units) result, parallel when units >= 64.
+    CAPTURE(layer.name);
     CHECK(layer.cost.forward_regions ==
-          (layer.name == "dense_4" || layer.name == "dense_5" ? 0 : 1));
+          (layer.name == "dense_4" || layer.name == "dense_5" ? 0 : 2));
   }
   // Adam over more than 32,768 values runs as one parallel region.
   CHECK(distlab::strategy::update_work("adam", 40000).items[0].regions == 1);
