@@ -31,18 +31,18 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "net/asio.h"
 #include "net/buffer_pool.h"
 #include "net/cluster_config.h"
+#include "net/posted_receives.h"
+#include "net/send_loans.h"
 #include "strategy/runtime.h"
 
 namespace distlab::realnet {
@@ -103,45 +103,6 @@ class TcpRuntime : public strategy::Runtime {
   class Connection;
   friend class Connection;
 
-  // Borrowed sends not yet written. Counted apart from the runtime, under
-  // their own lock, because a connection's queue (which holds them) may
-  // outlive the runtime's other members.
-  struct Loans {
-    std::mutex mutex;
-    std::condition_variable returned;
-    int64_t out = 0;
-    bool broken = false;  // the run failed: what is out may never return
-  };
-  // One borrowed send's claim on the caller's floats, given back when the
-  // send is written or dropped.
-  class Loan {
-   public:
-    Loan() = default;
-    explicit Loan(std::shared_ptr<Loans> loans);
-    Loan(Loan&& other) noexcept = default;
-    Loan& operator=(Loan&& other) noexcept;
-    ~Loan();
-
-   private:
-    void give_back() noexcept;
-    std::shared_ptr<Loans> loans_;
-  };
-  // A posted receive, by (peer ordinal, tag, sequence); `reading` while the
-  // io thread reads a payload into its floats.
-  struct Posted {
-    strategy::Posting posting;
-    bool reading = false;
-  };
-  using PostedKey = std::tuple<int, strategy::Tag, uint64_t>;
-  // The floats of the posted receive that a message from `peer` with this
-  // header stands for, claimed for the io thread's read; none when no
-  // posting matches it (sequence, lives of both tasks, size).
-  std::optional<strategy::FloatRange> claim_posting(int peer, strategy::Tag tag, uint64_t sequence,
-                                                    uint32_t from_incarnation,
-                                                    uint32_t to_incarnation, uint64_t bytes);
-  // The read into a claimed posting is over (done or abandoned).
-  void release_posting(const PostedKey& key);
-
   // Hands `message` (with `borrowed` as its payload, if given) to the
   // connection to `to`.
   void send_to(strategy::TaskId to, strategy::Message message,
@@ -183,9 +144,10 @@ class TcpRuntime : public strategy::Runtime {
   int goodbyes_ = 0;
   std::string failure_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
-  std::map<PostedKey, Posted> posted_;
 
-  std::shared_ptr<Loans> loans_ = std::make_shared<Loans>();
+  PostedReceives posted_;  // under its own lock, as are the loans
+  // Shared with the connections' queues, which may outlive this runtime.
+  std::shared_ptr<SendLoans> loans_ = std::make_shared<SendLoans>();
 };
 
 }  // namespace distlab::realnet
