@@ -31,6 +31,7 @@ struct Options {
   std::string model = DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml";
   std::string data = "fashion-mnist";
   int epochs = 2;
+  int64_t steps = 0;           // > 0: train this many steps instead of `epochs`
   int64_t train_examples = 0;  // 0: all
   int batch_size = 0;          // 0: the spec's
   uint64_t seed = 0;
@@ -84,7 +85,7 @@ void save(const std::filesystem::path& dir, const Options& o, Model& model, Trai
   const strategy::CheckpointInfo info{
       .step = at.step,
       .epoch = at.epoch,
-      .batch_in_epoch = 0,
+      .batch_in_epoch = at.batch,
       .facts = facts_of(o, model.spec()),
       .extra = {{"learning_rate", at.learning_rate},
                 {"plateau_best", at.plateau.best},
@@ -103,9 +104,9 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
     if (!o.quiet) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
   }
   const strategy::LoadedCheckpoint& c = choice.checkpoint;
-  if (c.info.facts.backend != "train" || c.info.batch_in_epoch != 0) {
+  if (c.info.facts.backend != "train") {
     throw InputError("--resume " + c.path + ": a checkpoint of a distributed run (" +
-                     c.info.facts.backend + "); ./train resumes its own, written at epoch ends");
+                     c.info.facts.backend + "); ./train resumes its own");
   }
   for (const std::string& line :
        strategy::resume_differences(c.info.facts, facts_of(o, model.spec()))) {
@@ -126,6 +127,7 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
     return found->second;
   };
   trainer.restore({.epoch = c.info.epoch,
+                   .batch = c.info.batch_in_epoch,
                    .step = c.info.step,
                    .learning_rate = static_cast<float>(extra("learning_rate")),
                    .plateau = {.best = extra("plateau_best"),
@@ -176,32 +178,55 @@ int run(const Options& o) {
 
   Model model(spec, o.seed);
   Trainer trainer(model, data.train, o.seed);
+  const bool by_steps = o.steps > 0;
   if (!o.quiet) {
-    std::printf(
-        "training %s (%lld parameters) on %s: %lld examples, batch %d, %d epochs, %s kernels\n",
-        spec.name.c_str(), static_cast<long long>(model.parameter_count()), o.data.c_str(),
-        static_cast<long long>(data.train.size()), spec.batch_size, o.epochs,
-        kernels::kernels().level);
+    std::printf("training %s (%lld parameters) on %s: %lld examples, batch %d, %s, %s kernels\n",
+                spec.name.c_str(), static_cast<long long>(model.parameter_count()), o.data.c_str(),
+                static_cast<long long>(data.train.size()), spec.batch_size,
+                by_steps ? fmt::format("{} steps", o.steps).c_str()
+                         : fmt::format("{} epochs", o.epochs).c_str(),
+                kernels::kernels().level);
+    if (by_steps) {
+      std::printf(
+          "note: --steps %lld replaces the epochs: %.2f passes over the %lld examples, "
+          "%lld steps each\n",
+          static_cast<long long>(o.steps),
+          static_cast<double>(o.steps) / static_cast<double>(trainer.steps_per_epoch()),
+          static_cast<long long>(data.train.size()),
+          static_cast<long long>(trainer.steps_per_epoch()));
+    }
   }
   const std::string resumed_from = o.resume.empty() ? "" : restore(o, model, trainer);
   std::vector<nlohmann::json> epochs;
   double elapsed = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (int e = static_cast<int>(trainer.epochs_done()); e < o.epochs; ++e) {
-    Progress progress("epoch " + std::to_string(e + 1), trainer.steps_per_epoch(), stderr,
-                      !o.quiet);
-    const EpochResult r = trainer.train_epoch([&](int64_t step, int64_t, double loss) {
-      progress.update(step, fmt::format("loss {:.4f}", loss));
-    });
+  // An epoch at a time; with --steps, the last one may stop part way.
+  const auto more = [&] {
+    return by_steps ? trainer.global_step() < o.steps : trainer.epochs_done() < o.epochs;
+  };
+  while (more()) {
+    const int e = static_cast<int>(trainer.epochs_done());
+    int64_t steps = trainer.steps_per_epoch() - trainer.position().batch;
+    if (by_steps) steps = std::min(steps, o.steps - trainer.global_step());
+    Progress progress("epoch " + std::to_string(e + 1), steps, stderr, !o.quiet);
+    const EpochResult r = trainer.train_epoch(
+        [&](int64_t step, int64_t, double loss) {
+          progress.update(step, fmt::format("loss {:.4f}", loss));
+        },
+        by_steps ? o.steps : 0);
     progress.finish();
     const Evaluation test = model.evaluate(data.test);
-    const float lr = trainer.end_epoch(test.loss);
+    // The plateau schedule watches whole epochs only.
+    const float lr = r.complete ? trainer.end_epoch(test.loss) : r.learning_rate;
+    const bool last = !more();
     elapsed += r.seconds;
     const double rate = static_cast<double>(r.examples) / r.seconds;
     curve << e + 1 << "," << trainer.global_step() << "," << elapsed << "," << r.train_loss << ","
           << r.train_accuracy << "," << test.loss << "," << test.accuracy << "," << r.learning_rate
           << "," << rate << std::endl;
     epochs.push_back({{"epoch", e + 1},
+                      {"step", trainer.global_step()},
+                      {"complete", r.complete},
                       {"train_loss", r.train_loss},
                       {"train_accuracy", r.train_accuracy},
                       {"test_loss", test.loss},
@@ -209,12 +234,16 @@ int run(const Options& o) {
                       {"examples_per_second", rate},
                       {"learning_rate", r.learning_rate}});
     if (!o.quiet) {
+      const std::string part = r.complete
+                                   ? ""
+                                   : fmt::format(" ({} of {} steps)", trainer.position().batch,
+                                                 trainer.steps_per_epoch());
       std::printf(
-          "epoch %d: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f examples/s%s\n",
-          e + 1, r.train_loss, test.loss, test.accuracy, rate,
+          "epoch %d%s: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f examples/s%s\n",
+          e + 1, part.c_str(), r.train_loss, test.loss, test.accuracy, rate,
           lr != r.learning_rate ? (", learning rate now " + std::to_string(lr)).c_str() : "");
     }
-    if (o.checkpoint_every > 0 && ((e + 1) % o.checkpoint_every == 0 || e + 1 == o.epochs)) {
+    if (o.checkpoint_every > 0 && ((r.complete && (e + 1) % o.checkpoint_every == 0) || last)) {
       save(dir, o, model, trainer);
     }
   }
@@ -239,6 +268,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  ./train                                         the lab CNN on Fashion-MNIST, 2 epochs\n"
       "  ./train --epochs 10 --seed 3\n"
+      "  ./train --steps 1000                            1000 batches, as --train-steps=1000\n"
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
       "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t\n"
@@ -249,9 +279,14 @@ int main(int argc, char** argv) {
   app.add_option("model", o.model,
                  "model spec (YAML); default: the lab CNN, scenarios/models/mnist_cnn.yaml");
   app.add_option("--data", o.data, "data source (see below)")->capture_default_str();
-  app.add_option("--epochs", o.epochs, "passes over the training set")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+  auto* epochs = app.add_option("--epochs", o.epochs, "passes over the training set")
+                     ->capture_default_str()
+                     ->check(CLI::Range(1, 100000));
+  app.add_option("--steps", o.steps,
+                 "train this many steps (batches) instead, as TensorFlow's --train-steps; "
+                 "the last epoch may stop part way")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->excludes(epochs);
   app.add_option("--train-examples", o.train_examples,
                  "train on the first N examples only (0: all)")
       ->check(CLI::NonNegativeNumber);
@@ -264,10 +299,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
   app.add_option("--checkpoint-every", o.checkpoint_every,
-                 "write a checkpoint every N epochs, and after the last, to <out>/checkpoints/")
+                 "write a checkpoint every N epochs, and at the end, to <out>/checkpoints/")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resume,
-                 "go on from a checkpoint of ./train (a run directory or a file) up to --epochs");
+                 "go on from a checkpoint of ./train (a run directory or a file) up to --epochs "
+                 "or --steps");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return run_reporting_errors([&] {

@@ -248,6 +248,31 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
   return notes;
 }
 
+// A run's length is given once, in epochs or in steps: the one set on the
+// command line replaces the other one of the file, with a note. (Both set
+// there is still the scenario's error.)
+std::vector<std::string> fit_training_length(const ConfigNode& doc,
+                                             const std::vector<Override>& overrides) {
+  std::vector<std::string> notes;
+  YAML::Node training = doc.yaml()["training"];
+  // (A missing key gives yaml-cpp's invalid node, which only IsDefined() may ask.)
+  if (!training.IsDefined() || !training.IsMap()) return notes;
+  const auto given = [&](const std::string& key) {
+    return std::any_of(overrides.begin(), overrides.end(),
+                       [&](const Override& o) { return !o.unset && o.key == "training." + key; });
+  };
+  for (const auto& [set, replaced] : {std::pair<std::string, std::string>{"steps", "epochs"},
+                                      std::pair<std::string, std::string>{"epochs", "steps"}}) {
+    if (!given(set) || given(replaced) || !training[replaced].IsDefined()) continue;
+    const std::string was =
+        training[replaced].IsScalar() ? training[replaced].Scalar() : std::string("(not a count)");
+    notes.push_back("note: training." + replaced + ": " + was + " dropped, training." + set +
+                    " set on the command line replaces it");
+    training.remove(replaced);
+  }
+  return notes;
+}
+
 }  // namespace
 
 Override parse_override(const std::string& text) {
@@ -286,6 +311,7 @@ AppliedOverrides apply_overrides(const ConfigNode& doc, const std::vector<Overri
     if (!o.unset) set_key(doc, o, applied.origins);
   }
   applied.notes = fit_to_strategy(doc, overrides);
+  for (std::string& note : fit_training_length(doc, overrides)) applied.notes.push_back(note);
   return applied;
 }
 

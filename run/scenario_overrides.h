@@ -7,8 +7,10 @@
 // the strategy section that it does not take are dropped, and cluster counts
 // outside its rule are brought inside it (a parameter server added or
 // removed, the workers of a one-replica strategy dropped), each with a
-// one-line note. Values the user set explicitly are never adjusted: a
-// conflict between them is still an error.
+// one-line note. Likewise a run's length: training.steps set on the command
+// line replaces the file's training.epochs, and the other way round, with
+// a note. Values the user set explicitly are never adjusted: a conflict
+// between them is still an error.
 #pragma once
 
 #include <string>

@@ -58,6 +58,20 @@ check "a checkpoint is written at the epoch's end" test -f "$work/first/checkpoi
 check "a resumed run ends with the weights of the run that never stopped" \
   test "$(sha "$work/resumed/summary.json")" = "$(sha "$work/whole/summary.json")"
 check "... its curve goes on from epoch 2" test "$(sed -n 2p "$work/resumed/curve.csv" | cut -d, -f1)" = 2
+# --steps: the lab's --train-steps. The MLP's epoch here is 8 steps (the
+# checkpoint above), so 20 steps stop 4 into the third epoch, and 24 steps
+# are the 3 epochs of the whole run.
+"$train" "${mlp[@]:0:3}" --steps 20 --checkpoint-every 1 --out "$work/steps" >"$work/out" 2>&1
+check "--steps runs" test $? -eq 0
+check "... and says it replaces the epochs" grep -q "note: --steps 20 replaces the epochs: 2.50 passes" "$work/out"
+check "... stopping part way through the third epoch" \
+  test "$(tail -1 "$work/steps/curve.csv" | cut -d, -f1-2)" = "3,20"
+check "... with a checkpoint at its last step" test -f "$work/steps/checkpoints/step-000000020.safetensors"
+"$train" "${mlp[@]}" --steps 24 --resume "$work/steps" --out "$work/steps-resumed"
+check "a run resumed from part way through an epoch ends as the run that never stopped" \
+  test "$(sha "$work/steps-resumed/summary.json")" = "$(sha "$work/whole/summary.json")"
+"$train" "${mlp[@]}" --steps 20 --epochs 2 >"$work/out" 2>"$work/err"
+check "--steps with --epochs exits 2" test $? -eq 2
 "$train" "${mlp[@]}" --resume "$work/nothing" >"$work/out" 2>"$work/err"
 check "resuming from nothing exits 2" test $? -eq 2
 check "... saying so" grep -q "no such file or folder" "$work/err"

@@ -1,8 +1,10 @@
 #include "nn/trainer.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "common/config_node.h"
+#include "common/error.h"
 #include "nn/data/data_source.h"
 #include "nn/threads.h"
 
@@ -124,4 +126,47 @@ TEST_CASE("A NaN loss stops training with the step and a hint") {
       }(),
       Catch::Matchers::Contains("the training loss became") &&
           Catch::Matchers::Contains("a lower learning rate may help"));
+}
+
+TEST_CASE("A step limit stops an epoch part way, and training goes on from there") {
+  const ModelSpec spec = spec_from("");
+  const DataSplits data = load_data("synthetic:400", {spec.input, spec.num_classes}, 3);
+
+  Model whole_model(spec, 3);
+  Trainer whole(whole_model, data.train, 3);
+  const int64_t per_epoch = whole.steps_per_epoch();
+  REQUIRE(per_epoch > 4);
+  whole.train_epoch();
+  whole.train_epoch();
+
+  Model model(spec, 3);
+  Trainer trainer(model, data.train, 3);
+  const EpochResult first = trainer.train_epoch({}, 3);
+  CHECK(first.steps == 3);
+  CHECK_FALSE(first.complete);
+  CHECK(trainer.epochs_done() == 0);
+  CHECK(trainer.position().batch == 3);
+  CHECK(trainer.train_epoch({}, 3).steps == 0);  // the limit is reached
+
+  // A checkpoint's position, restored into a fresh trainer, goes on the same.
+  const Trainer::Position at = trainer.position();
+  Trainer resumed(model, data.train, 3);
+  resumed.restore(at);
+  const auto from = trainer.optimizer().state(), to = resumed.optimizer().state();
+  for (std::size_t i = 0; i < from.size(); ++i)
+    std::copy(from[i].begin(), from[i].end(), to[i].begin());
+  resumed.optimizer().set_steps(trainer.optimizer().steps());
+  const EpochResult rest = resumed.train_epoch();
+  CHECK(rest.steps == per_epoch - 3);
+  CHECK(rest.complete);
+  CHECK(resumed.epochs_done() == 1);
+  CHECK(resumed.train_epoch({}, per_epoch + 2).steps == 2);
+  CHECK(resumed.train_epoch().steps == per_epoch - 2);
+  CHECK(resumed.global_step() == whole.global_step());
+  CHECK(std::equal(model.parameters().begin(), model.parameters().end(),
+                   whole_model.parameters().begin()));
+
+  Trainer::Position beyond = at;
+  beyond.batch = per_epoch;
+  CHECK_THROWS_AS(resumed.restore(beyond), distlab::InputError);
 }

@@ -489,12 +489,13 @@ TEST_CASE("An unset override removes a key, before every --set") {
   const TempDir dir;
   const std::string path =
       dir.write("epochs.yaml", std::string(kMinimal) + "training:\n  epochs: 3\n");
-  // Alone, steps next to epochs is refused; with the epochs removed, taken.
-  CHECK_THROWS_AS(load_scenario(path, {parse_override("training.steps=7")}), ConfigError);
+  // The epochs removed first, the steps are taken with nothing to replace
+  // (so no note).
   const Scenario s =
       load_scenario(path, {parse_override("training.steps=7"), parse_unset("training.epochs")});
   CHECK(s.training.steps == 7);
   CHECK(s.text.find("epochs") == std::string::npos);
+  CHECK(s.notes.empty());
   // A key the scenario does not have is named.
   CHECK_THROWS_WITH(load_scenario(path, {parse_unset("training.batch")}),
                     "--unset training.batch: the scenario has no key training.batch");
@@ -518,4 +519,34 @@ TEST_CASE("Every shipped scenario loads against the shipped catalog") {
     const Scenario s = load_scenario(file.string(), {}, shipped_machine_types());
     CHECK(!s.description.empty());
   }
+}
+
+TEST_CASE("Steps set on the command line replace the file's epochs, with a note") {
+  const TempDir dir;
+  const std::string file = dir.write("epochs.yaml",
+                                     "model: models/mnist_cnn.yaml\n"
+                                     "cluster: {machine: n1-standard-4, chief: 1, workers: 1}\n"
+                                     "strategy: {name: allreduce}\n"
+                                     "training: {epochs: 3}\n");
+  const Scenario steps = load_scenario(file, {parse_override("training.steps=1000")});
+  CHECK(steps.training.steps == 1000);
+  REQUIRE(steps.notes.size() == 1);
+  CHECK(steps.notes[0] ==
+        "note: training.epochs: 3 dropped, training.steps set on the command line replaces it");
+
+  // And back: epochs set there replace the file's steps.
+  const std::string by_steps = dir.write("steps.yaml", steps.text);
+  const Scenario epochs = load_scenario(by_steps, {parse_override("training.epochs=2")});
+  CHECK(epochs.training.epochs == 2);
+  CHECK(epochs.training.steps == 0);
+  REQUIRE(epochs.notes.size() == 1);
+  CHECK_THAT(epochs.notes[0], Catch::Contains("training.steps: 1000 dropped"));
+
+  // Both on the command line: still the scenario's error, naming them.
+  CHECK(message_of<ConfigError>([&] {
+          load_scenario(file,
+                        {parse_override("training.steps=10"), parse_override("training.epochs=1")});
+        }).find("epochs and steps are both given") != std::string::npos);
+  // Nothing to replace: no note.
+  CHECK(load_scenario(file, {parse_override("training.epochs=5")}).notes.empty());
 }
