@@ -10,7 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/cli.h"
+#include "common/config_node.h"
 #include "common/error.h"
 #include "common/progress.h"
 #include "common/sha256.h"
@@ -39,7 +41,11 @@ struct Options {
   std::string out;
   int checkpoint_every = 0;  // epochs; 0: no checkpoints
   std::string resume;
+  std::string evaluate;  // a model file or run directory to evaluate instead of training
   bool quiet = false;
+  // Which of these the command line gave (--evaluate takes the others from
+  // the model file).
+  bool model_given = false, data_given = false, seed_given = false;
 };
 
 std::string timestamp() {
@@ -138,6 +144,58 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
                 static_cast<long long>(c.info.epoch), static_cast<long long>(c.info.step));
   }
   return c.path;
+}
+
+// The final weights beside summary.json, with the spec they were trained
+// with (strategy/checkpoint_file.h: a model file).
+void save_model(const std::filesystem::path& dir, const Options& o, Model& model,
+                const Trainer& trainer) {
+  const Trainer::Position at = trainer.position();
+  strategy::TrainingState weights;
+  weights.step = at.step;
+  weights.parameters.assign(model.parameters().begin(), model.parameters().end());
+  weights.model_state.assign(model.state().begin(), model.state().end());
+  const strategy::CheckpointInfo info{.step = at.step,
+                                      .epoch = at.epoch,
+                                      .batch_in_epoch = at.batch,
+                                      .facts = facts_of(o, model.spec())};
+  const std::vector<std::byte> spec_bytes = read_file_bytes(o.model);
+  const std::string spec_yaml(reinterpret_cast<const char*>(spec_bytes.data()), spec_bytes.size());
+  write_file_atomically(
+      (dir / "model.safetensors").string(),
+      strategy::encode_model(strategy::CheckpointLayout(model), weights, info, spec_yaml));
+}
+
+// --evaluate: a saved model on the test split of the data it was trained
+// on (or of --data), with its own spec (or the one given).
+int evaluate(const Options& o) {
+  std::filesystem::path path = o.evaluate;
+  if (std::filesystem::is_directory(path)) path /= "model.safetensors";
+  const std::vector<std::byte> bytes = read_file_bytes(path.string());
+  const strategy::LoadedModel header = strategy::read_model_header(bytes, path.string());
+  const ModelSpec spec = o.model_given ? load_model_spec(o.model)
+                                       : parse_model_spec(ConfigNode::load_string(
+                                             header.spec_yaml, path.string() + ": model_spec"));
+  Model model(spec, 0);
+  const strategy::LoadedModel loaded =
+      strategy::decode_model(bytes, path.string(), strategy::CheckpointLayout(model));
+  std::copy(loaded.weights.parameters.begin(), loaded.weights.parameters.end(),
+            model.parameters().begin());
+  std::copy(loaded.weights.model_state.begin(), loaded.weights.model_state.end(),
+            model.state().begin());
+  const strategy::RunFacts& run = loaded.info.facts;
+  const std::string data_source = o.data_given ? o.data : run.data;
+  const uint64_t seed = o.seed_given ? o.seed : run.seed;
+  const DataSplits data = load_data(data_source, {spec.input, spec.num_classes}, seed);
+  const Evaluation test = model.evaluate(data.test);
+  if (!o.quiet) {
+    std::printf("%s: %s after %lld steps of %s (%s, %s)\n", path.c_str(), spec.name.c_str(),
+                static_cast<long long>(loaded.info.step), run.scenario.c_str(),
+                run.strategy.c_str(), run.backend.c_str());
+  }
+  std::printf("test loss %.4f, test accuracy %.4f on the %lld test examples of %s\n", test.loss,
+              test.accuracy, static_cast<long long>(data.test.size()), data_source.c_str());
+  return 0;
 }
 
 void write_summary(const std::filesystem::path& dir, const Options& o, const Model& model,
@@ -250,8 +308,9 @@ int run(const Options& o) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_summary(dir, o, model, epochs, wall, resumed_from);
+  save_model(dir, o, model, trainer);
   if (!o.quiet) {
-    std::printf("wrote %s/{summary.json,curve.csv}%s\n", dir.c_str(),
+    std::printf("wrote %s/{summary.json,curve.csv,model.safetensors}%s\n", dir.c_str(),
                 o.checkpoint_every > 0 ? " and checkpoints/" : "");
   }
   return 0;
@@ -263,7 +322,8 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app(
       "Trains a model spec on one process and reports test accuracy after every epoch.\n"
-      "Writes curve.csv (one row per epoch) and summary.json to the run directory.");
+      "Writes curve.csv (one row per epoch), summary.json and the final weights\n"
+      "(model.safetensors) to the run directory.");
   app.footer(
       "Examples:\n"
       "  ./train                                         the lab CNN on Fashion-MNIST, 2 epochs\n"
@@ -272,6 +332,7 @@ int main(int argc, char** argv) {
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
       "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t\n"
+      "  ./train --evaluate runs/t                       the saved model on its test split\n"
       "Data sources: fashion-mnist[:DIR], cifar10:DIR, synthetic[:N], taxi:FILE.csv,\n"
       "synthetic-taxi[:N].\n" +
       distlab::nn::kernels::isa_help());
@@ -304,10 +365,17 @@ int main(int argc, char** argv) {
   app.add_option("--resume", o.resume,
                  "go on from a checkpoint of ./train (a run directory or a file) up to --epochs "
                  "or --steps");
+  app.add_option("--evaluate", o.evaluate,
+                 "evaluate a saved model (model.safetensors, or a run directory holding one) on "
+                 "the test split of the data and seed it was trained with, or --data and --seed; "
+                 "its own spec unless a model is given");
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  o.model_given = app.count("model") > 0;
+  o.data_given = app.count("--data") > 0;
+  o.seed_given = app.count("--seed") > 0;
   return run_reporting_errors([&] {
     distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
-    return run(o);
+    return o.evaluate.empty() ? run(o) : evaluate(o);
   });
 }

@@ -1,8 +1,11 @@
 #include "run/checkpoint_plan.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
+#include "common/error.h"
 #include "strategy/checkpoint_store.h"
 
 namespace distlab::run {
@@ -16,7 +19,14 @@ strategy::CheckpointPlan plan_checkpoints(const Scenario& scenario,
                                           const CheckpointRequest& request) {
   strategy::CheckpointPlan plan;
   plan.config = scenario.checkpoint;
-  if (!request.run_directory.empty()) plan.folder = checkpoint_folder(request.run_directory);
+  if (!request.run_directory.empty()) {
+    plan.folder = checkpoint_folder(request.run_directory);
+    plan.model_file = (std::filesystem::path(request.run_directory) / "model.safetensors").string();
+    std::ifstream spec(scenario.model_path, std::ios::binary);
+    plan.model_spec_yaml.assign(std::istreambuf_iterator<char>(spec), {});
+    if (!spec && !spec.eof())
+      throw InputError(scenario.model_path + ": cannot read the model spec");
+  }
   plan.facts = {.scenario = scenario.name,
                 .strategy = strategy_label(scenario),
                 .data = scenario.data,

@@ -1,6 +1,7 @@
 // What a run does about checkpoints, decided the same way by every command
 // that trains: where the chief writes them (the run directory's
-// checkpoints/) and, for --resume, which checkpoint the run goes on from.
+// checkpoints/) and its final weights (model.safetensors), and, for
+// --resume, which checkpoint the run goes on from.
 #pragma once
 
 #include <functional>
@@ -12,7 +13,8 @@
 namespace distlab::run {
 
 struct CheckpointRequest {
-  std::string run_directory;  // checkpoints go to its checkpoints/; "" writes none
+  std::string
+      run_directory;  // checkpoints go to its checkpoints/, the model beside; "" writes none
   // --resume: a run directory, a checkpoints folder or one file; "" starts
   // from step 0.
   std::string resume;

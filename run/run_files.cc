@@ -490,8 +490,11 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
 }
 
 std::string format_run_written(const std::string& dir, const RunResult& r) {
+  // The chief writes the model file in full fidelity, where it has weights.
+  const bool model = !r.weights_sha256.empty();
   return format_summary_table(r) +
-         fmt::format("wrote {}/{{summary.json,steps.csv,curve.csv,timeline.json}}{}\n", dir,
+         fmt::format("wrote {}/{{summary.json,steps.csv,curve.csv,timeline.json{}}}{}\n", dir,
+                     model ? ",model.safetensors" : "",
                      r.checkpoint.enabled() ? " and checkpoints/" : "");
 }
 

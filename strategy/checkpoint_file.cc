@@ -12,6 +12,7 @@ namespace distlab::strategy {
 namespace {
 
 constexpr const char* kFormat = "distlab-checkpoint-1";
+constexpr const char* kModelFormat = "distlab-model-1";
 
 std::vector<int64_t> shape_of(const nn::ParamBlock& block) {
   if (block.rows == 1) return {block.cols};  // biases, scales: vectors, as Keras has them
@@ -28,7 +29,8 @@ nlohmann::json facts_json(const RunFacts& f) {
           {"replicas", f.replicas}, {"parameter_servers", f.ps}};
 }
 
-std::string info_json(const CheckpointInfo& info, const std::string& fingerprint) {
+std::string info_json(const CheckpointInfo& info, const std::string& fingerprint,
+                      const std::string* spec_yaml = nullptr) {
   nlohmann::ordered_json j;
   j["step"] = info.step;
   j["epoch"] = info.epoch;
@@ -36,6 +38,7 @@ std::string info_json(const CheckpointInfo& info, const std::string& fingerprint
   j["model_fingerprint"] = fingerprint;
   j["run"] = facts_json(info.facts);
   if (!info.extra.empty()) j["extra"] = info.extra;
+  if (spec_yaml) j["model_spec"] = *spec_yaml;
   return j.dump();
 }
 
@@ -49,8 +52,9 @@ std::string checksum(const std::string& info, const std::vector<safetensors::Ten
   return hash.hex_digest();
 }
 
-safetensors::Metadata metadata(const std::string& info, const std::string& sum) {
-  return {{"format", kFormat}, {"distlab", info}, {"sha256", sum}};
+safetensors::Metadata metadata(const std::string& info, const std::string& sum,
+                               const char* format = kFormat) {
+  return {{"format", format}, {"distlab", info}, {"sha256", sum}};
 }
 
 const std::string& required(const safetensors::Metadata& m, const std::string& key,
@@ -69,10 +73,14 @@ CheckpointLayout::CheckpointLayout(const nn::Model& model)
       parameter_floats_(model.trainable_layout().size()),
       state_floats_(model.state_layout().size()),
       optimizer_(model.spec().optimizer.kind) {
-  Sha256 hash;
+  Sha256 hash, weights_hash;
+  bool weights_only = true;  // until the optimizer's lines
   auto add = [&](const std::string& text) {
-    hash.update(std::as_bytes(std::span<const char>(text)));
-    hash.update(std::as_bytes(std::span<const char>("\n", 1)));
+    for (Sha256* h : {&hash, &weights_hash}) {
+      if (h == &weights_hash && !weights_only) continue;
+      h->update(std::as_bytes(std::span<const char>(text)));
+      h->update(std::as_bytes(std::span<const char>("\n", 1)));
+    }
   };
   for (const nn::ParamBlock& b : model.trainable_layout().blocks()) {
     params_.push_back({b.name, b.offset, shape_of(b), b.size()});
@@ -84,9 +92,11 @@ CheckpointLayout::CheckpointLayout(const nn::Model& model)
     add("state/" + b.name + " " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + "@" +
         std::to_string(b.offset));
   }
+  weights_only = false;
   add("optimizer " + optimizer_);
   for (const auto& slot : slot_names_) add("slot " + slot);
   fingerprint_ = hash.hex_digest();
+  weights_fingerprint_ = weights_hash.hex_digest();
 }
 
 std::vector<safetensors::Tensor> CheckpointLayout::tensors(const TrainingState* state,
@@ -100,6 +110,7 @@ std::vector<safetensors::Tensor> CheckpointLayout::tensors(const TrainingState* 
   };
   for (const Block& b : params_) add("params/" + b.name, b, state ? &state->parameters : nullptr);
   for (const Block& b : state_) add("state/" + b.name, b, state ? &state->model_state : nullptr);
+  if (optimizers == 0) return out;  // a model file
   for (std::size_t s = 0; s < slot_names_.size(); ++s) {
     for (const Block& b : params_) {
       add("optimizer/" + slot_names_[s] + "/" + b.name, b,
@@ -137,19 +148,31 @@ uint64_t checkpoint_file_size(const CheckpointLayout& layout, const CheckpointIn
                                    metadata(json, std::string(64, '0')));
 }
 
-LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& path,
-                                   const CheckpointLayout& layout) {
-  const safetensors::File file = safetensors::decode(bytes, path);
-  if (required(file.metadata, "format", path) != kFormat) {
-    throw DataError(path, "format " + file.metadata.at("format") + ", this build reads " + kFormat);
+namespace {
+
+// The file's metadata checked (format, checksum) and read; `format` is the
+// one the caller expects.
+CheckpointInfo read_info(const safetensors::File& file, const std::string& path, const char* format,
+                         std::string* spec_yaml) {
+  const std::string& has = required(file.metadata, "format", path);
+  if (has == kModelFormat && std::string(format) == kFormat) {
+    throw DataError(path,
+                    "a model file (a run's final weights, without the optimizer's state), "
+                    "not a checkpoint: a run cannot resume from it");
+  }
+  if (has == kFormat && std::string(format) == kModelFormat) {
+    throw DataError(path,
+                    "a checkpoint, not a model file: the run directory's model.safetensors "
+                    "holds the final weights");
+  }
+  if (has != format) {
+    throw DataError(path, "format " + has + ", this build reads " + format);
   }
   const std::string& json = required(file.metadata, "distlab", path);
   if (checksum(json, file.tensors) != required(file.metadata, "sha256", path)) {
     throw DataError(path, "corrupt: its contents do not match their SHA-256 checksum");
   }
-  LoadedCheckpoint loaded;
-  loaded.path = path;
-  CheckpointInfo& info = loaded.info;
+  CheckpointInfo info;
   try {
     const auto j = nlohmann::json::parse(json);
     info.step = j.at("step").get<int64_t>();
@@ -166,32 +189,30 @@ LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::
                   .replicas = run.at("replicas").get<int>(),
                   .ps = run.at("parameter_servers").get<int>()};
     if (j.contains("extra")) info.extra = j.at("extra").get<std::map<std::string, double>>();
+    if (spec_yaml) *spec_yaml = j.at("model_spec").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path, std::string("malformed distlab metadata: ") + e.what());
   }
-  if (info.model_fingerprint != layout.fingerprint()) {
-    throw DataError(path, "a checkpoint of another model or optimizer (scenario " +
-                              info.facts.scenario +
-                              "): its layers, shapes or optimizer state differ from this one's");
-  }
   if (info.step < 0) throw DataError(path, "step " + std::to_string(info.step) + " is negative");
+  return info;
+}
 
-  const safetensors::Tensor* steps = file.find("optimizer/steps");
-  if (!steps || steps->shape.size() != 1 || steps->shape[0] < 1) {
-    throw DataError(path, "optimizer/steps is missing or not a vector");
-  }
-  const int optimizers = static_cast<int>(steps->shape[0]);
+// Copies every tensor the layout expects (with `optimizers` optimizers)
+// from the file into `state`, sized here.
+void fill_state(const safetensors::File& file, const std::string& path,
+                const CheckpointLayout& layout, int optimizers, TrainingState& state) {
   const auto expected = layout.tensors(nullptr, optimizers);
   if (expected.size() != file.tensors.size()) {
     throw DataError(path, std::to_string(file.tensors.size()) + " tensors where this model has " +
                               std::to_string(expected.size()));
   }
-  TrainingState& state = loaded.state;
-  state.step = info.step;
   state.parameters.assign(layout.parameter_floats(), 0.0f);
   state.model_state.assign(layout.state_floats(), 0.0f);
-  state.optimizer_slots.assign(layout.slots(), std::vector<float>(layout.parameter_floats(), 0.0f));
-  state.optimizer_steps.assign(optimizers, 0);
+  if (optimizers > 0) {
+    state.optimizer_slots.assign(layout.slots(),
+                                 std::vector<float>(layout.parameter_floats(), 0.0f));
+    state.optimizer_steps.assign(optimizers, 0);
+  }
   // Every expected tensor, found by name and copied into its place: the
   // layout's own tensors(), pointed at the state being filled, say where.
   const auto places = layout.tensors(&state, optimizers);
@@ -204,6 +225,61 @@ LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::
     }
     std::memcpy(const_cast<std::byte*>(place.data.data()), t->data.data(), t->data.size());
   }
+}
+
+}  // namespace
+
+LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& path,
+                                   const CheckpointLayout& layout) {
+  const safetensors::File file = safetensors::decode(bytes, path);
+  LoadedCheckpoint loaded;
+  loaded.path = path;
+  loaded.info = read_info(file, path, kFormat, nullptr);
+  if (loaded.info.model_fingerprint != layout.fingerprint()) {
+    throw DataError(path, "a checkpoint of another model or optimizer (scenario " +
+                              loaded.info.facts.scenario +
+                              "): its layers, shapes or optimizer state differ from this one's");
+  }
+  const safetensors::Tensor* steps = file.find("optimizer/steps");
+  if (!steps || steps->shape.size() != 1 || steps->shape[0] < 1) {
+    throw DataError(path, "optimizer/steps is missing or not a vector");
+  }
+  loaded.state.step = loaded.info.step;
+  fill_state(file, path, layout, static_cast<int>(steps->shape[0]), loaded.state);
+  return loaded;
+}
+
+std::vector<std::byte> encode_model(const CheckpointLayout& layout, const TrainingState& weights,
+                                    const CheckpointInfo& info, const std::string& spec_yaml) {
+  if (static_cast<int64_t>(weights.parameters.size()) != layout.parameter_floats() ||
+      static_cast<int64_t>(weights.model_state.size()) != layout.state_floats()) {
+    throw Error("a model's weights do not fit its layout");
+  }
+  const auto tensors = layout.tensors(&weights, 0);
+  const std::string json = info_json(info, layout.weights_fingerprint(), &spec_yaml);
+  return safetensors::encode(tensors, metadata(json, checksum(json, tensors), kModelFormat));
+}
+
+LoadedModel read_model_header(std::span<const std::byte> bytes, const std::string& path) {
+  const safetensors::File file = safetensors::decode(bytes, path);
+  LoadedModel loaded;
+  loaded.path = path;
+  loaded.info = read_info(file, path, kModelFormat, &loaded.spec_yaml);
+  return loaded;
+}
+
+LoadedModel decode_model(std::span<const std::byte> bytes, const std::string& path,
+                         const CheckpointLayout& layout) {
+  const safetensors::File file = safetensors::decode(bytes, path);
+  LoadedModel loaded;
+  loaded.path = path;
+  loaded.info = read_info(file, path, kModelFormat, &loaded.spec_yaml);
+  if (loaded.info.model_fingerprint != layout.weights_fingerprint()) {
+    throw DataError(path, "a model of other layers (scenario " + loaded.info.facts.scenario +
+                              "): its tensors' names or shapes differ from this spec's");
+  }
+  loaded.weights.step = loaded.info.step;
+  fill_state(file, path, layout, 0, loaded.weights);
   return loaded;
 }
 

@@ -8,6 +8,11 @@
 // the model's fingerprint, the run it came from) and "sha256" (of that JSON
 // and every tensor's name and bytes), so that a flipped bit anywhere is
 // caught before a run trusts the file.
+//
+// A model file (model.safetensors, a run's final weights) is the same
+// format without the optimizer: params/ and state/ only, the same metadata,
+// and the model spec's YAML, so that it can be evaluated without the
+// scenario that trained it (as a TensorFlow SavedModel carries its graph).
 #pragma once
 
 #include <cstddef>
@@ -46,12 +51,16 @@ class CheckpointLayout {
   explicit CheckpointLayout(const nn::Model& model);
 
   const std::string& fingerprint() const { return fingerprint_; }
+  // The blocks' names and shapes alone, without the optimizer: a model
+  // file's, which any spec of the same layers reads.
+  const std::string& weights_fingerprint() const { return weights_fingerprint_; }
   int64_t parameter_floats() const { return parameter_floats_; }
   int64_t state_floats() const { return state_floats_; }
   std::size_t slots() const { return slot_names_.size(); }
 
   // The file's tensors for `state`, pointing into it; with `state` null,
-  // only their shapes (for sizing a file that is not written).
+  // only their shapes (for sizing a file that is not written). With
+  // `optimizers` 0, no optimizer tensors: a model file's.
   std::vector<safetensors::Tensor> tensors(const TrainingState* state, int optimizers) const;
 
  private:
@@ -67,6 +76,7 @@ class CheckpointLayout {
   int64_t state_floats_ = 0;
   std::string optimizer_;
   std::string fingerprint_;
+  std::string weights_fingerprint_;
 };
 
 // What a checkpoint says about itself, besides the state.
@@ -99,6 +109,27 @@ struct LoadedCheckpoint {
 // what is wrong.
 LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& path,
                                    const CheckpointLayout& layout);
+
+// A run's final weights as a model file. `info` says which run and step;
+// `spec_yaml` is the text of the model spec it was trained with.
+std::vector<std::byte> encode_model(const CheckpointLayout& layout, const TrainingState& weights,
+                                    const CheckpointInfo& info, const std::string& spec_yaml);
+
+struct LoadedModel {
+  std::string path;
+  CheckpointInfo info;
+  std::string spec_yaml;
+  TrainingState weights;  // parameters and model_state only
+};
+
+// Reads back a model file as far as its metadata: what it is, its spec,
+// and that nothing in it is damaged. A checkpoint, a damaged file or
+// another file is a DataError naming `path`.
+LoadedModel read_model_header(std::span<const std::byte> bytes, const std::string& path);
+// Reads back its weights too, for the model of `layout`; a model of other
+// layers is a DataError.
+LoadedModel decode_model(std::span<const std::byte> bytes, const std::string& path,
+                         const CheckpointLayout& layout);
 
 // How a resumed run differs from the run that wrote the checkpoint, one
 // line per fact ("seed: 0 in the checkpoint, 1 now"); empty when it goes on

@@ -1,8 +1,10 @@
 #include "strategy/replica.h"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/sha256.h"
 
@@ -129,6 +131,26 @@ void Replica::after_step(int64_t step, double train_loss) {
   if (setup_.on_chief_step) setup_.on_chief_step(step + 1, total_steps_);
 }
 
+// Outside the simulated time, as the run's summary is: the model file is
+// the run's output, not a step of its training.
+void Replica::save_model() const {
+  const CheckpointPlan& plan = setup_.checkpoints();
+  if (!model_ || plan.model_file.empty()) return;
+  TrainingState weights;
+  weights.step = total_steps_;
+  weights.parameters.assign(model_->parameters().begin(), model_->parameters().end());
+  weights.model_state.assign(model_->state().begin(), model_->state().end());
+  const CheckpointInfo info{.step = total_steps_,
+                            .epoch = total_steps_ / steps_per_epoch(),
+                            .batch_in_epoch = total_steps_ % steps_per_epoch(),
+                            .facts = plan.facts};
+  const std::vector<std::byte> file =
+      encode_model(setup_.checkpoint_layout(), weights, info, plan.model_spec_yaml);
+  const std::filesystem::path path(plan.model_file);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  write_file_atomically(plan.model_file, file);
+}
+
 TaskOutcome Replica::finish() {
   TaskOutcome outcome{.final_loss = kNaN, .final_accuracy = kNaN};
   if (model_) {
@@ -144,6 +166,7 @@ TaskOutcome Replica::finish() {
   });
   outcome.final_loss = evaluation.loss;
   outcome.final_accuracy = evaluation.accuracy;
+  save_model();
   const double last_loss = runtime_.log().steps.empty() ? kNaN : runtime_.log().steps.back().loss;
   runtime_.add_curve_point({.seconds = runtime_.now(),
                             .step = total_steps_,

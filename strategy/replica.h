@@ -68,6 +68,9 @@ class Replica {
   TaskOutcome finish();
 
  private:
+  // The chief's final weights to the plan's model file, if it names one.
+  void save_model() const;
+
   Runtime& runtime_;
   const TrainingSetup& setup_;
   int rank_;

@@ -21,7 +21,11 @@ namespace distlab::strategy {
 struct CheckpointPlan {
   CheckpointConfig config;
   std::string folder;  // where the chief writes them; "" writes none (tests)
-  RunFacts facts;      // recorded in every file
+  // Where the chief writes the final weights it evaluated (a model file,
+  // strategy/checkpoint_file.h), with the spec's YAML; "" writes none.
+  std::string model_file;
+  std::string model_spec_yaml;
+  RunFacts facts;  // recorded in every file
   // Every task of a resumed run knows it is one (it waits for its part of
   // the checkpoint); only the chief's process holds the checkpoint.
   bool resuming = false;

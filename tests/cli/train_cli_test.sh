@@ -45,6 +45,17 @@ check "... on the examples and batch asked for" grep -q "300 examples, batch 50"
 check "... with 6 steps an epoch" test "$(tail -1 "$work/run/curve.csv" | cut -d, -f2)" -eq 12
 check "... writes curve.csv with a header and two epochs" test "$(wc -l <"$work/run/curve.csv")" -eq 3
 check "... writes summary.json with the final accuracy" grep -q '"final_accuracy"' "$work/run/summary.json"
+check "... and the final weights, model.safetensors" test -s "$work/run/model.safetensors"
+"$train" --evaluate "$work/run/model.safetensors" >"$work/out" 2>"$work/err"
+check "--evaluate exits 0" test $? -eq 0
+want=$(/usr/bin/python3 -c 'import json, sys; print("%.4f" % json.load(open(sys.argv[1]))["final_accuracy"])' \
+  "$work/run/summary.json")
+check "... and finds the run's final accuracy ($want) on its data" \
+  grep -q "test accuracy $want on the 100 test examples of synthetic:600" "$work/out"
+"$train" --evaluate "$work/run" --data synthetic:1200 --seed 1 >"$work/out" 2>"$work/err"
+check "... or on the data and seed given" grep -q "on the 200 test examples of synthetic:1200" "$work/out"
+"$train" --evaluate "$work/nothing" >"$work/out" 2>"$work/err"
+check "--evaluate of nothing exits 2" test $? -eq 2
 
 # Checkpoints at epoch ends, and a resumed run that ends as the run that
 # never stopped: the CIFAR-10 MLP, whose Adam moments, BatchNorm statistics,
@@ -54,6 +65,9 @@ mlp=("$src/scenarios/models/cifar10_mlp.yaml" --data synthetic:1200 --quiet)
 "$train" "${mlp[@]}" --epochs 3 --out "$work/whole"
 "$train" "${mlp[@]}" --epochs 1 --checkpoint-every 1 --out "$work/first"
 check "a checkpoint is written at the epoch's end" test -f "$work/first/checkpoints/step-000000008.safetensors"
+"$train" --evaluate "$work/first/checkpoints/step-000000008.safetensors" >"$work/out" 2>"$work/err"
+check "--evaluate of a checkpoint exits 2, pointing to the model file" \
+  grep -q "a checkpoint, not a model file" "$work/err"
 "$train" "${mlp[@]}" --epochs 3 --resume "$work/first" --out "$work/resumed"
 check "a resumed run ends with the weights of the run that never stopped" \
   test "$(sha "$work/resumed/summary.json")" = "$(sha "$work/whole/summary.json")"

@@ -40,6 +40,7 @@ assert len(s["weights_sha256"]) == 64
 for name in ("steps.csv", "curve.csv", "timeline.json"):
     open(sys.argv[1].replace("summary.json", name)).read()
 PY
+check "... and its chief leaves the final weights, model.safetensors" test -s "$work/ps/model.safetensors"
 
 # One task alone (the local baseline): no peers, nothing to wait for.
 "$realnet" --launch "$src/scenarios/local_baseline.yaml" --set training.train_examples=600 \

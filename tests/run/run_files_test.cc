@@ -472,8 +472,9 @@ TEST_CASE("the scenario as it ran is kept beside the results, when known") {
   CHECK(read(tmp.path / "with" / "scenario.yaml") == r.provenance.scenario_text);
 }
 
-TEST_CASE("after the table, a command names the files it wrote, checkpoints when there are") {
+TEST_CASE("after the table, a command names the files it wrote, checkpoints and model when there are") {
   RunResult r = three_tasks();
+  r.weights_sha256.clear();  // timing fidelity: no weights, no model file
   const std::string without = distlab::run::format_run_written("runs/a", r);
   CHECK(without.rfind(distlab::run::format_summary_table(r), 0) == 0);
   CHECK(without.find("wrote runs/a/{summary.json,steps.csv,curve.csv,timeline.json}\n") !=
@@ -481,4 +482,8 @@ TEST_CASE("after the table, a command names the files it wrote, checkpoints when
   r.checkpoint.every_steps = 10;
   CHECK(distlab::run::format_run_written("runs/a", r).find("timeline.json} and checkpoints/\n") !=
         std::string::npos);
+  // A run with weights (full fidelity) left its model file too.
+  r.weights_sha256 = std::string(64, 'a');
+  CHECK(distlab::run::format_run_written("runs/a", r)
+            .find("timeline.json,model.safetensors} and checkpoints/\n") != std::string::npos);
 }

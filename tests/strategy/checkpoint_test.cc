@@ -253,3 +253,54 @@ TEST_CASE("resuming from nothing usable is refused with the reason") {
                     Catch::Contains("skipped") && Catch::Contains("step-000000001.safetensors"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a model file holds the weights and the spec, for any optimizer of the same layers") {
+  const nn::ModelSpec s = spec(7);
+  const nn::Model model(s, 0);
+  const CheckpointLayout layout = layout_of(s);
+  const TrainingState state = state_for(layout, 12);
+  const std::string yaml = "name: m\n# the spec's text, as written\n";
+  const std::vector<std::byte> file = encode_model(layout, state, info_for(12), yaml);
+
+  // The weights alone: no optimizer tensors, and far smaller than a
+  // checkpoint of Adam (three copies of the parameters).
+  const safetensors::File read = safetensors::decode(file, "model.safetensors");
+  for (const auto& t : read.tensors) {
+    CHECK((t.name.rfind("params/", 0) == 0 || t.name.rfind("state/", 0) == 0));
+  }
+  CHECK(read.metadata.at("format") == "distlab-model-1");
+  CHECK(file.size() < encode_checkpoint(layout, state, info_for(12)).size() / 2);
+
+  const LoadedModel header = read_model_header(file, "model.safetensors");
+  CHECK(header.spec_yaml == yaml);
+  CHECK(header.info.step == 12);
+  CHECK(header.info.facts.data == "synthetic:100");
+
+  // Another optimizer over the same layers reads it; other layers do not.
+  const LoadedModel back =
+      decode_model(file, "model.safetensors", layout_of(spec(7, "sgd: {learning_rate: 0.1}")));
+  check_same_blocks(back.weights.parameters, state.parameters, model.trainable_layout());
+  check_same_blocks(back.weights.model_state, state.model_state, model.state_layout());
+  CHECK(back.weights.optimizer_slots.empty());
+  CHECK_THROWS_WITH(decode_model(file, "model.safetensors", layout_of(spec(8))),
+                    Catch::Contains("model.safetensors: a model of other layers"));
+
+  // Damage is caught, the spec's text included.
+  std::vector<std::byte> flipped = file;
+  const std::string text(reinterpret_cast<const char*>(file.data()), file.size());
+  const std::size_t at = text.find("as written");
+  REQUIRE(at != std::string::npos);
+  flipped[at] = std::byte{'A'};
+  CHECK_THROWS_WITH(read_model_header(flipped, "model.safetensors"), Catch::Contains("corrupt"));
+}
+
+TEST_CASE("a model file and a checkpoint are never taken for each other") {
+  const nn::ModelSpec s = spec(7);
+  const CheckpointLayout layout = layout_of(s);
+  const auto model = encode_model(layout, state_for(layout, 4), info_for(4), "name: m\n");
+  CHECK_THAT(refusal(model, layout),
+             Catch::Contains("a model file") && Catch::Contains("a run cannot resume from it"));
+  const auto checkpoint = encode_checkpoint(layout, state_for(layout, 4), info_for(4));
+  CHECK_THROWS_WITH(read_model_header(checkpoint, "c.safetensors"),
+                    Catch::Contains("c.safetensors: a checkpoint, not a model file"));
+}
