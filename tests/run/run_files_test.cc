@@ -472,7 +472,8 @@ TEST_CASE("the scenario as it ran is kept beside the results, when known") {
   CHECK(read(tmp.path / "with" / "scenario.yaml") == r.provenance.scenario_text);
 }
 
-TEST_CASE("after the table, a command names the files it wrote, checkpoints and model when there are") {
+TEST_CASE(
+    "after the table, a command names the files it wrote, checkpoints and model when there are") {
   RunResult r = three_tasks();
   r.weights_sha256.clear();  // timing fidelity: no weights, no model file
   const std::string without = distlab::run::format_run_written("runs/a", r);
