@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
       "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
       "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
+      "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
+      "among the replicas as Keras splits it, and each parameter-server worker's own.\n"
       "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
       "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
       "task sends its report to the chief, which writes the run directory; the others\n"
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
                  "shared cluster secret (or DISTLAB_SECRET); needed to listen beyond loopback");
   app.add_option("--set", o.sets,
                  "override a scenario value, KEY=VALUE (repeatable); --set strategy.name=X\n"
-                 "also drops or adjusts what X does not take, with a note");
+                 "also drops or adjusts what X does not take, with a note; --set\n"
+                 "training.steps=N replaces the file's epochs (and the other way round)");
   app.add_option("--unset", o.unsets,
                  "remove a scenario key (repeatable); removals come before every --set");
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");

@@ -214,16 +214,29 @@ strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterCon
     config.precision = strategy::precision_named(precision->as_choice(strategy::precision_names()));
   }
 
-  // One step of every replica takes batch_size x replicas examples.
+  // Keras' rule: a synchronous strategy's batch is global, split among its
+  // replicas (each needs one example at least); a parameter server's
+  // workers each take a batch of that size.
   int64_t replicas = cluster.spec.replicas();
   if (strategy::describe(strategy.kind).placement == strategy::Placement::kDevicesOfOneHost)
     replicas = std::max(1, strategy.devices);
-  if (config.batch_size > 0 && config.train_examples > 0 &&
-      config.batch_size * replicas > config.train_examples) {
+  const bool per_worker = strategy.kind == strategy::StrategyKind::kParameterServer;
+  if (config.batch_size > 0 && !per_worker && config.batch_size < replicas) {
     node.at("batch_size")
-        .fail("too large: " + std::to_string(replicas) + " replica(s) of batch " +
-                  std::to_string(config.batch_size) + " need more than the " +
-                  std::to_string(config.train_examples) + " train_examples",
+        .fail("smaller than the " + std::to_string(replicas) +
+                  " replicas: batch_size is the global batch of a synchronous strategy, split "
+                  "among them",
+              "give the global batch: the per-replica batch times " + std::to_string(replicas));
+  }
+  const int64_t step_examples = per_worker ? config.batch_size * replicas : config.batch_size;
+  if (config.batch_size > 0 && config.train_examples > 0 && step_examples > config.train_examples) {
+    node.at("batch_size")
+        .fail("too large: a step of " +
+                  (per_worker ? std::to_string(replicas) + " workers of batch " +
+                                    std::to_string(config.batch_size)
+                              : "global batch " + std::to_string(config.batch_size)) +
+                  " needs more than the " + std::to_string(config.train_examples) +
+                  " train_examples",
               "lower batch_size or raise train_examples");
   }
   return config;

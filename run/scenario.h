@@ -25,7 +25,9 @@
 //     devices: 4                          # mirrored: 0 = every GPU of the machine
 //     gradient_dtype: float32             # allreduce, ps, mirrored: float32 | float16 | bfloat16
 //   training:
-//     batch_size: 128                     # per replica; 0 = the model's
+//     batch_size: 128                     # global for allreduce, mirrored and local (split
+//                                         # among the replicas, as Keras does); per worker
+//                                         # for parameter_server; 0 = the model's
 //     epochs: 1                           # or steps: N (per replica)
 //     eval_every: 100
 //     eval_examples: 2000

@@ -158,6 +158,9 @@ int main(int argc, char** argv) {
       "Placement: per_task gives each task a host of the machine type; one_host puts every\n"
       "task on one machine, sharing its cores, as ./realnet --launch does (machine local:\n"
       "run ./calibrate first to measure this machine).\n"
+      "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
+      "among the replicas as Keras splits it (128 over 3: 43 + 43 + 42), and each\n"
+      "parameter-server worker's own batch.\n"
       "Fidelity: full runs the real math in every task (losses, accuracy, weights);\n"
       "timing skips it and keeps message sizes and compute times exact.\n"
       "Checkpoints: the chief writes <run directory>/checkpoints/step-N.safetensors every\n"
@@ -170,10 +173,11 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.sets,
                  "override a scenario value, KEY=VALUE with a dotted key (repeatable),\n"
                  "e.g. --set cluster.workers=8 --set network.latency_us=100;\n"
-                 "--set strategy.name=X also drops or adjusts what X does not take, with a note");
+                 "--set strategy.name=X also drops or adjusts what X does not take, with a note;\n"
+                 "--set training.steps=N replaces the file's epochs (and the other way round)");
   app.add_option("--unset", o.unsets,
-                 "remove a scenario key (repeatable), e.g. --unset training.epochs\n"
-                 "--set training.steps=100; removals come before every --set");
+                 "remove a scenario key (repeatable), e.g. --unset checkpoint;\n"
+                 "removals come before every --set");
   app.add_option("--fidelity", o.fidelity, "full or timing (default: the scenario's)")
       ->check(CLI::IsMember({"full", "timing"}));
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");

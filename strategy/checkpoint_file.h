@@ -37,7 +37,7 @@ struct RunFacts {
   std::string data;
   std::string backend;  // who wrote it: "simulate", "realnet"
   uint64_t seed = 0;
-  int64_t batch_size = 0;  // per replica
+  int64_t batch_size = 0;  // as the scenario gives it (TrainingSetup::batch_size())
   int replicas = 0;
   int ps = 0;
 };

@@ -51,7 +51,9 @@ struct StrategyConfig {
 };
 
 struct TrainingConfig {
-  int64_t batch_size = 0;      // per replica; 0 takes the model's
+  // Global for synchronous strategies (split among the replicas), per worker
+  // for parameter servers (TrainingSetup::batch_scope()); 0 takes the model's.
+  int64_t batch_size = 0;
   int64_t epochs = 1;          // passes over the training set...
   int64_t steps = 0;           // ...or, when above 0, this many steps per replica
   int64_t eval_every = 0;      // chief steps between evaluations; 0: at the end only

@@ -21,7 +21,8 @@ Replica::Replica(Runtime& runtime, const TrainingSetup& setup)
       rank_(runtime.cluster().replica_rank(runtime.self())),
       replicas_(runtime.cluster().replicas()),
       total_steps_(setup.steps_per_replica(replicas_)),
-      sampler_(setup.train().size(), setup.batch_size(), setup.seed(), rank_, replicas_) {
+      sampler_(setup.train().size(), setup.batch_size(), setup.seed(), rank_, replicas_,
+               setup.batch_scope()) {
   if (rank_ < 0) throw Error(task_name(runtime.self()) + " does not train");
   if (runtime.full_fidelity()) {
     // Every replica starts from the same weights (the run's seed) and draws

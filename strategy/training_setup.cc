@@ -66,10 +66,15 @@ TrainingSetup::TrainingSetup(nn::ModelSpec spec, const nn::Dataset& train, const
   at_precision(evaluation_work_, training.precision);
 }
 
+nn::BatchScope TrainingSetup::batch_scope() const {
+  return strategy_.kind == StrategyKind::kParameterServer ? nn::BatchScope::kPerWorker
+                                                          : nn::BatchScope::kGlobal;
+}
+
 int64_t TrainingSetup::steps_per_replica(int replicas) const {
   if (training_.steps > 0) return training_.steps;
   // Every replica takes as many steps as the largest shard needs.
-  const nn::BatchSampler sampler(train_->size(), batch_size_, seed_, 0, replicas);
+  const nn::BatchSampler sampler(train_->size(), batch_size_, seed_, 0, replicas, batch_scope());
   return sampler.steps_per_epoch() * training_.epochs;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "nn/data/dataset.h"
+#include "nn/data/sharding.h"
 #include "nn/model.h"
 #include "strategy/checkpoint_file.h"
 #include "strategy/config.h"
@@ -47,7 +48,12 @@ class TrainingSetup {
   uint64_t seed() const { return seed_; }
   Fidelity fidelity() const { return fidelity_; }
 
+  // The batch size as the scenario gives it (training.batch_size, else the
+  // spec's), with Keras' rule: a synchronous strategy's batch is global,
+  // split among its replicas; each parameter-server worker takes batches
+  // of that size from its own shard.
   int64_t batch_size() const { return batch_size_; }
+  nn::BatchScope batch_scope() const;
   // Floats in a model's parameter (and gradient) buffer: what goes on the
   // wire, padding between layers included.
   int64_t parameter_floats() const { return parameter_floats_; }

@@ -22,9 +22,17 @@ std::vector<int64_t> shard(const std::vector<int64_t>& order, int worker, int wo
 // Size of `worker`'s shard of n examples.
 int64_t shard_size(int64_t n, int worker, int workers);
 
-// One worker's batches, epoch by epoch. Step s of an epoch takes positions
-// [s * batch_size, (s + 1) * batch_size) of the worker's shard of that
-// epoch's order.
+// Whose batch a batch size is: one worker's (each worker draws its batches
+// from its own shard, as under TensorFlow's ParameterServerStrategy), or
+// every worker's together (a global batch that the workers split, as Keras
+// splits a data set's batch under MultiWorkerMirroredStrategy and
+// MirroredStrategy).
+enum class BatchScope { kPerWorker, kGlobal };
+
+// One worker's batches, epoch by epoch.
+//
+// kPerWorker: step s of an epoch takes positions [s * batch_size,
+// (s + 1) * batch_size) of the worker's shard of that epoch's order.
 //
 // steps_per_epoch() is the same on every worker (a synchronous strategy
 // needs every worker to take the same number of steps): it is the step count
@@ -35,12 +43,21 @@ int64_t shard_size(int64_t n, int worker, int workers);
 // MultiWorkerMirroredStrategy. global_batch_size(step) says how many
 // examples all workers together hold at a step: the right divisor for an
 // averaged loss.
+//
+// kGlobal: step s takes positions [s * batch_size, (s + 1) * batch_size) of
+// the epoch's order (fewer at the epoch's end), and worker w the w-th of
+// `workers` consecutive slices of that window, whose sizes differ by at most
+// one (the first window % workers slices hold one more): a global batch of
+// 128 over 3 workers is 43 + 43 + 42, as tf.data's rebatching splits it.
+// Every worker takes ceil(n / batch_size) steps an epoch.
 class BatchSampler {
  public:
-  BatchSampler(int64_t n, int64_t batch_size, uint64_t seed, int worker, int workers);
+  BatchSampler(int64_t n, int64_t batch_size, uint64_t seed, int worker, int workers,
+               BatchScope scope = BatchScope::kPerWorker);
 
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
   int64_t batch_size() const { return batch_size_; }
+  // kPerWorker: the examples of this worker's shard.
   int64_t shard_size() const { return shard_size_; }
 
   // Indices into the data set for this worker's batch at (epoch, step),
@@ -55,15 +72,23 @@ class BatchSampler {
   int64_t global_batch_size(int64_t step) const;
 
  private:
+  // kGlobal: where this worker's slice of a window of `size` examples
+  // starts within it, and its size.
+  int64_t slice_start(int64_t size) const;
+  int64_t slice_size(int64_t size) const;
+  int64_t window(int64_t step) const;
+
   int64_t n_;
   int64_t batch_size_;
   uint64_t seed_;
   int worker_;
   int workers_;
+  BatchScope scope_;
   int64_t shard_size_;
   int64_t steps_per_epoch_;
   std::optional<int64_t> cached_epoch_;
-  std::vector<int64_t> shard_;  // this worker's shard of cached_epoch_'s order
+  std::vector<int64_t> shard_;  // kPerWorker: this worker's shard of cached_epoch_'s order;
+                                // kGlobal: the whole order
 };
 
 }  // namespace distlab::nn

@@ -128,3 +128,48 @@ TEST_CASE("A worker whose shard is one short can get an empty last batch") {
   CHECK(second.global_batch_size(1) == 1);
   CHECK(second.global_batch_size(0) == 6);
 }
+
+TEST_CASE("A global batch is split among the workers as tf.data rebatches it") {
+  const auto [n, batch_size, workers] = GENERATE(table<int64_t, int64_t, int>({
+      {300, 128, 3},  // 43 + 43 + 42, and a last window of 44: 15 + 15 + 14
+      {100, 10, 4},
+      {103, 8, 4},
+      {10, 4, 3},  // windows of 4, 4, 2: the last leaves worker 2 empty
+      {5, 64, 8},  // fewer examples than workers
+      {60000, 128, 3},
+  }));
+  CAPTURE(n, batch_size, workers);
+  for (int64_t epoch : {0, 1}) {
+    const std::vector<int64_t> order = epoch_order(n, 9, epoch);
+    std::vector<BatchSampler> samplers;
+    for (int w = 0; w < workers; ++w)
+      samplers.emplace_back(n, batch_size, 9, w, workers, BatchScope::kGlobal);
+    const int64_t steps = samplers[0].steps_per_epoch();
+    REQUIRE(steps == (n + batch_size - 1) / batch_size);
+    for (int64_t step = 0; step < steps; ++step) {
+      // The workers' slices, in worker order, are the step's window of the
+      // epoch's order, and their sizes differ by one at most.
+      std::vector<int64_t> window;
+      int64_t smallest = batch_size, largest = 0;
+      for (auto& s : samplers) {
+        REQUIRE(s.steps_per_epoch() == steps);
+        const auto b = s.batch(epoch, step);
+        REQUIRE(s.local_batch_size(step) == static_cast<int64_t>(b.size()));
+        smallest = std::min<int64_t>(smallest, b.size());
+        largest = std::max<int64_t>(largest, b.size());
+        window.insert(window.end(), b.begin(), b.end());
+      }
+      const int64_t begin = step * batch_size;
+      const int64_t end = std::min(n, begin + batch_size);
+      REQUIRE(window == std::vector<int64_t>(order.begin() + begin, order.begin() + end));
+      REQUIRE(samplers[0].global_batch_size(step) == end - begin);
+      REQUIRE(largest - smallest <= 1);
+    }
+  }
+  if (n == 300) {
+    BatchSampler third(300, 128, 9, 2, 3, BatchScope::kGlobal);
+    CHECK(BatchSampler(300, 128, 9, 0, 3, BatchScope::kGlobal).local_batch_size(0) == 43);
+    CHECK(third.local_batch_size(0) == 42);
+    CHECK(third.local_batch_size(2) == 14);  // 300 - 256 = 44: 15 + 15 + 14
+  }
+}

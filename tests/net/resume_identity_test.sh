@@ -16,7 +16,9 @@ py=/usr/bin/python3
 source "$src/tests/support/check.sh"
 
 scenario=$src/scenarios/cifar10_mlp_sync.yaml
-small=(--set data=synthetic:3000 --set training.eval_every=0 --quiet)
+# A global batch of 384, 128 a replica: 7 steps an epoch of the 2,500
+# training examples.
+small=(--set data=synthetic:3000 --set training.batch_size=384 --set training.eval_every=0 --quiet)
 run() {  # backend, run directory, then options
   local backend=$1 out=$2
   shift 2
@@ -66,9 +68,9 @@ cp -r "$work/first-real" "$work/damaged"
 newest=$work/damaged/checkpoints/step-000000007.safetensors
 # One byte of a weight near the end: only the checksum can tell.
 printf 'X' | dd of="$newest" bs=1 seek=$(($(stat -c %s "$newest") - 1000)) conv=notrunc status=none
-"$simulate" "$scenario" --set data=synthetic:3000 --set training.eval_every=0 \
-  --set training.epochs=2 --resume "$work/damaged" --out "$work/after-damage" \
-  2>"$work/damage.err" >/dev/null
+"$simulate" "$scenario" --set data=synthetic:3000 --set training.batch_size=384 \
+  --set training.eval_every=0 --set training.epochs=2 --resume "$work/damaged" \
+  --out "$work/after-damage" 2>"$work/damage.err" >/dev/null
 check "a corrupt newest checkpoint is named" grep -q "skipped $newest: corrupt" "$work/damage.err"
 check "the previous checkpoint is used" [ "$(field after-damage start_step)" = 6 ]
 check "and the run still ends with the same weights" \

@@ -61,9 +61,9 @@ run_cluster() {
 all_zero() { ! grep -qv '^0$' "$1"; }
 
 # Chief + 2 workers, synchronous all-reduce: deterministic, so its weights
-# are --launch's, bit for bit.
+# are --launch's, bit for bit. A global batch of 48, 16 a replica: 8 steps.
 sync_set=(--set cluster.workers=2 --set data=synthetic:600 --set training.train_examples=384
-  --set training.batch_size=16 --set training.eval_every=4 --set training.eval_examples=100)
+  --set training.batch_size=48 --set training.eval_every=4 --set training.eval_examples=100)
 sync=$work/sync
 run_cluster "$sync" "$src/scenarios/mnist_cnn_sync.yaml" "chief:0 worker:0 worker:1" \
   "--out $sync/run" -- "${sync_set[@]}"

@@ -22,11 +22,15 @@ using distlab::testing::simulate_yaml;
 using distlab::testing::write_bn_model;
 using nlohmann::json;
 
+// 8 examples a replica a step: a parameter server's batch is a worker's,
+// an all-reduce's the global one (3 replicas in kRing).
 std::string scenario(const std::string& cluster, const std::string& strategy, int steps,
                      const std::string& extra, const std::string& fidelity = "full") {
+  const int batch = strategy.find("allreduce") != std::string::npos ? 3 * 8 : 8;
   return "model: bn.yaml\ndata: synthetic:800\nseed: 5\nfidelity: " + fidelity +
          "\ncluster:\n  machine: n1-standard-4\n" + cluster + "strategy:\n" + strategy +
-         "training:\n  batch_size: 8\n  steps: " + std::to_string(steps) + "\n" + extra;
+         "training:\n  batch_size: " + std::to_string(batch) +
+         "\n  steps: " + std::to_string(steps) + "\n" + extra;
 }
 
 const std::string kRing = "  chief: 1\n  workers: 2\n";

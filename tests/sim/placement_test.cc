@@ -76,12 +76,13 @@ std::string write_catalog(const std::string& folder, const Box& box) {
 // Allreduce between a chief and a worker (two replicas) on the tiny model,
 // timing fidelity. `cluster_extra` and `extra` add keys to `cluster` and to
 // the scenario.
+// Two replicas of 8 examples a step (a global batch of 16).
 std::string allreduce(const std::string& placement, int steps, const std::string& extra = "",
                       const std::string& cluster_extra = "") {
   return "model: tiny.yaml\ndata: synthetic:640\nfidelity: timing\ncluster:\n  machine: box\n"
          "  chief: 1\n  workers: 1\n  placement: " +
          placement + "\n" + cluster_extra +
-         "strategy:\n  name: allreduce\ntraining:\n  batch_size: 8\n  steps: " +
+         "strategy:\n  name: allreduce\ntraining:\n  batch_size: 16\n  steps: " +
          std::to_string(steps) + "\n" + extra;
 }
 
