@@ -255,8 +255,28 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
     spec.adam.beta2 = static_cast<float>(o.get_double("beta2", spec.adam.beta2, 0, 0.999999));
     // Above zero: with epsilon 0 a parameter whose gradient is zero gets 0/0.
     spec.adam.epsilon = static_cast<float>(o.get_double("epsilon", spec.adam.epsilon, 1e-12, 1));
+  } else if (spec.kind == "adagrad") {
+    o.allow_only({"learning_rate", "initial_accumulator_value", "epsilon"});
+    AdagradOptions& a = spec.adagrad;
+    a.learning_rate = static_cast<float>(o.at("learning_rate").as_double(0, 1e3));
+    a.initial_accumulator_value = static_cast<float>(
+        o.get_double("initial_accumulator_value", a.initial_accumulator_value, 0, 1e6));
+    a.epsilon = static_cast<float>(o.get_double("epsilon", a.epsilon, 1e-12, 1));
+  } else if (spec.kind == "ftrl") {
+    o.allow_only({"learning_rate", "learning_rate_power", "initial_accumulator_value",
+                  "l1_regularization_strength", "l2_regularization_strength"});
+    FtrlOptions& f = spec.ftrl;
+    // Above zero: FTRL divides by the learning rate.
+    f.learning_rate = static_cast<float>(o.at("learning_rate").as_double(1e-12, 1e3));
+    f.learning_rate_power =
+        static_cast<float>(o.get_double("learning_rate_power", f.learning_rate_power, -10, 0));
+    // Above zero with the usual negative power: 0^-p is infinite.
+    f.initial_accumulator_value = static_cast<float>(
+        o.get_double("initial_accumulator_value", f.initial_accumulator_value, 1e-12, 1e6));
+    f.l1 = static_cast<float>(o.get_double("l1_regularization_strength", 0, 0, 1e6));
+    f.l2 = static_cast<float>(o.get_double("l2_regularization_strength", 0, 0, 1e6));
   } else {
-    node.fail("unknown optimizer '" + spec.kind + "'", "one of: sgd, adam");
+    node.fail("unknown optimizer '" + spec.kind + "'", "one of: sgd, adam, adagrad, ftrl");
   }
   return spec;
 }
@@ -318,6 +338,8 @@ std::unique_ptr<Sequential> build_network(const ModelSpec& spec) {
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, int64_t size) {
   if (spec.kind == "adam") return std::make_unique<Adam>(size, spec.adam);
+  if (spec.kind == "adagrad") return std::make_unique<Adagrad>(size, spec.adagrad);
+  if (spec.kind == "ftrl") return std::make_unique<Ftrl>(size, spec.ftrl);
   return std::make_unique<Sgd>(size, spec.sgd);
 }
 

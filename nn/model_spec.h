@@ -16,9 +16,11 @@
 namespace distlab::nn {
 
 struct OptimizerSpec {
-  std::string kind = "sgd";  // "sgd" | "adam"
+  std::string kind = "sgd";  // "sgd" | "adam" | "adagrad" | "ftrl"
   SgdOptions sgd;
   AdamOptions adam;
+  AdagradOptions adagrad;
+  FtrlOptions ftrl;
 };
 
 struct ModelSpec {

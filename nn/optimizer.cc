@@ -51,4 +51,34 @@ void Adam::step(std::span<float> params, std::span<const float> grads) {
                           static_cast<int64_t>(params.size()));
 }
 
+Adagrad::Adagrad(int64_t size, const AdagradOptions& options)
+    : Optimizer(options.learning_rate),
+      opt_(options),
+      accumulator_(size, options.initial_accumulator_value) {}
+
+void Adagrad::step(std::span<float> params, std::span<const float> grads) {
+  check_sizes("adagrad", accumulator_.size(), params.size(), grads.size());
+  kernels::kernels().adagrad({.learning_rate = learning_rate_, .epsilon = opt_.epsilon},
+                             params.data(), grads.data(), accumulator_.data(),
+                             static_cast<int64_t>(params.size()));
+  ++steps_;
+}
+
+Ftrl::Ftrl(int64_t size, const FtrlOptions& options)
+    : Optimizer(options.learning_rate),
+      opt_(options),
+      accumulator_(size, options.initial_accumulator_value),
+      linear_(size, 0.0f) {}
+
+void Ftrl::step(std::span<float> params, std::span<const float> grads) {
+  check_sizes("ftrl", accumulator_.size(), params.size(), grads.size());
+  kernels::kernels().ftrl({.learning_rate = learning_rate_,
+                           .learning_rate_power = opt_.learning_rate_power,
+                           .l1 = opt_.l1,
+                           .l2 = opt_.l2},
+                          params.data(), grads.data(), accumulator_.data(), linear_.data(),
+                          static_cast<int64_t>(params.size()));
+  ++steps_;
+}
+
 }  // namespace distlab::nn

@@ -81,4 +81,54 @@ class Adam : public Optimizer {
   std::vector<float> m_, v_;
 };
 
+// Adagrad, as Keras and TensorFlow's ApplyAdagradV2 have it: a per-value
+// accumulator of squared gradients, starting at initial_accumulator_value;
+// w -= lr * g / (sqrt(accumulator) + epsilon).
+struct AdagradOptions {
+  float learning_rate = 0.001f;
+  float initial_accumulator_value = 0.1f;
+  float epsilon = 1e-7f;
+};
+
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(int64_t size, const AdagradOptions& options);
+  std::string name() const override { return "adagrad"; }
+  void step(std::span<float> params, std::span<const float> grads) override;
+  std::vector<std::span<float>> state() override { return {accumulator_}; }
+  std::vector<std::string> state_names() const override { return {"accumulator"}; }
+
+ private:
+  AdagradOptions opt_;
+  std::vector<float> accumulator_;
+};
+
+// FTRL-proximal (McMahan et al., "Ad Click Prediction", 2013, Algorithm 1),
+// as TensorFlow's ApplyFtrl computes it, with Keras' defaults: per value an
+// accumulator n of squared gradients and a linear term z;
+//   sigma = (n_new^-p - n^-p) / lr,  z += g - sigma * w,  n = n_new,
+//   w = (sign(z) * l1 - z) / (n^-p / lr + 2 * l2) if |z| > l1, else 0,
+// with p the learning_rate_power (-0.5: square roots). The weights follow
+// from z and n alone, which is why FTRL with l1 keeps many exactly 0.
+struct FtrlOptions {
+  float learning_rate = 0.001f;
+  float learning_rate_power = -0.5f;
+  float initial_accumulator_value = 0.1f;
+  float l1 = 0;
+  float l2 = 0;
+};
+
+class Ftrl : public Optimizer {
+ public:
+  Ftrl(int64_t size, const FtrlOptions& options);
+  std::string name() const override { return "ftrl"; }
+  void step(std::span<float> params, std::span<const float> grads) override;
+  std::vector<std::span<float>> state() override { return {accumulator_, linear_}; }
+  std::vector<std::string> state_names() const override { return {"accumulator", "linear"}; }
+
+ private:
+  FtrlOptions opt_;
+  std::vector<float> accumulator_, linear_;
+};
+
 }  // namespace distlab::nn

@@ -92,9 +92,16 @@ Work model_step_work(const nn::Model& model, int batch) {
 }
 
 Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors) {
-  const bool adam = optimizer_kind == "adam";
-  Work work = elementwise_work(std::string(adam ? "adam" : "sgd") + " update", floats,
-                               adam ? 12 : 4, adam ? 7 : 5);
+  // Per value: FLOPs (a square root or a division counted as one), and the
+  // floats read and written (weight, gradient, then each state slot twice).
+  struct Cost {
+    double flops, floats_touched;
+  };
+  const Cost cost = optimizer_kind == "adam"      ? Cost{12, 7}
+                    : optimizer_kind == "adagrad" ? Cost{6, 5}
+                    : optimizer_kind == "ftrl"    ? Cost{16, 7}
+                                                  : Cost{4, 5};  // sgd with momentum
+  Work work = elementwise_work(optimizer_kind + " update", floats, cost.flops, cost.floats_touched);
   if (work.items.empty()) return work;
   if (floats > nn::kernels::kOptimizerParallelValues) work.items.front().regions = 1;
   work.items.front().kernels = std::max(tensors, 1);

@@ -97,6 +97,18 @@ struct AdamStep {
   float inv_sqrt_c2 = 0;  // 1 / sqrt(1 - beta2^t)
 };
 
+// Adagrad's step (TensorFlow's ApplyAdagradV2).
+struct AdagradStep {
+  float learning_rate = 0, epsilon = 0;
+};
+
+// FTRL-proximal's step (TensorFlow's ApplyFtrl, McMahan et al. 2013).
+struct FtrlStep {
+  float learning_rate = 0;
+  float learning_rate_power = 0;  // <= 0; -0.5 takes square roots
+  float l1 = 0, l2 = 0;
+};
+
 struct Kernels {
   const char* level;  // "x86-64-v4", "x86-64-v3", "x86-64", or the build's -march
 
@@ -121,6 +133,9 @@ struct Kernels {
   // pays; each value on its own, so threads never change the result).
   void (*sgd)(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n);
   void (*adam)(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
+  void (*adagrad)(const AdagradStep& s, float* w, const float* g, float* accumulator, int64_t n);
+  void (*ftrl)(const FtrlStep& s, float* w, const float* g, float* accumulator, float* linear,
+               int64_t n);
 
   // sum[i] += values[i]: the reductions of the strategies.
   void (*add)(float* sum, const float* values, int64_t n);

@@ -22,6 +22,9 @@ void add_column_sums(ConstMatrixMap m, float* sums);
 void max_pool(const PoolGeometry& g, const float* image, float* out, int32_t* argmax);
 void sgd(const SgdStep& s, float* w, const float* g, float* velocity, int64_t n);
 void adam(const AdamStep& s, float* w, const float* g, float* m, float* v, int64_t n);
+void adagrad(const AdagradStep& s, float* w, const float* g, float* accumulator, int64_t n);
+void ftrl(const FtrlStep& s, float* w, const float* g, float* accumulator, float* linear,
+          int64_t n);
 void add(float* sum, const float* values, int64_t n);
 void to_float16(const float* values, float scale, std::byte* out, int64_t n);
 void from_float16(const std::byte* in, float scale, float* out, int64_t n);

@@ -13,6 +13,8 @@ const Kernels& table() {
       .max_pool = max_pool,
       .sgd = sgd,
       .adam = adam,
+      .adagrad = adagrad,
+      .ftrl = ftrl,
       .add = add,
       .to_float16 = to_float16,
       .from_float16 = from_float16,

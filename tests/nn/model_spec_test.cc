@@ -48,6 +48,32 @@ TEST_CASE("The lab specs carry the labs' hyper-parameters") {
   CHECK(mlp.reduce_lr_on_plateau->factor == 0.1f);
 }
 
+TEST_CASE("Adagrad and FTRL take Keras' options, with Keras' defaults") {
+  auto optimizer_of = [](const std::string& text) {
+    return parse_model_spec(distlab::ConfigNode::load_string(
+                                "name: m\ninput: [4]\nclasses: 2\nlayers:\n  - dense: {units: 2}\n"
+                                "optimizer: " +
+                                    text + "\n",
+                                "m.yaml"))
+        .optimizer;
+  };
+  const OptimizerSpec adagrad = optimizer_of("{adagrad: {learning_rate: 0.05}}");
+  CHECK(adagrad.kind == "adagrad");
+  CHECK(adagrad.adagrad.learning_rate == 0.05f);
+  CHECK(adagrad.adagrad.initial_accumulator_value == 0.1f);
+  const OptimizerSpec ftrl = optimizer_of(
+      "{ftrl: {learning_rate: 0.005, l1_regularization_strength: 0.5, "
+      "l2_regularization_strength: 1}}");
+  CHECK(ftrl.kind == "ftrl");
+  CHECK(ftrl.ftrl.learning_rate == 0.005f);
+  CHECK(ftrl.ftrl.learning_rate_power == -0.5f);
+  CHECK(ftrl.ftrl.l1 == 0.5f);
+  CHECK(ftrl.ftrl.l2 == 1.0f);
+  CHECK(make_optimizer(ftrl, 3)->state_names() ==
+        std::vector<std::string>{"accumulator", "linear"});
+  CHECK_THROWS_AS(optimizer_of("{ftrl: {learning_rate: 0.1, beta: 1}}"), distlab::ConfigError);
+}
+
 TEST_CASE("The wide and deep model matches the taxi feature layout") {
   const auto spec = load_model_spec(models_dir() + "taxi_wide_deep.yaml");
   CHECK(spec.input == Shape::flat(kTaxiFeatureCount));
@@ -87,7 +113,11 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
       Row{"negative_rate.yaml",
           "negative_rate.yaml:5: layers[0].dropout.rate: must be between 0 and 0.99, got -0.5"},
       Row{"unknown_optimizer.yaml",
-          "unknown_optimizer.yaml:6: optimizer: unknown optimizer 'rmsprop' (one of: sgd, adam)"},
+          "unknown_optimizer.yaml:6: optimizer: unknown optimizer 'rmsprop' (one of: sgd, adam, "
+          "adagrad, ftrl)"},
+      Row{"ftrl_positive_power.yaml",
+          "ftrl_positive_power.yaml:6: optimizer.ftrl.learning_rate_power: must be between -10 and "
+          "0, got 0.5"},
       Row{"embedding_outside.yaml",
           "embedding_outside.yaml:5: layers[0].embedding: embedding 'embedding_1': columns 2..3 "
           "lie outside the input of 3 values"},

@@ -2,6 +2,7 @@
 #include "nn/optimizer.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <memory>
 
 #include "nn/lr_schedule.h"
@@ -47,6 +48,47 @@ TEST_CASE("Adam takes bias-corrected steps") {
   CHECK_THAT(w[0], WithinAbs(expected, 1e-6));
 }
 
+TEST_CASE("Adagrad divides by the root of the summed squared gradients") {
+  Adagrad adagrad(1, {.learning_rate = 0.1f});  // accumulator from 0.1, epsilon 1e-7
+  std::vector<float> w{1.0f};
+  adagrad.step(w, std::vector<float>{2.0f});  // accumulator 0.1 + 4 = 4.1
+  const double first = 1.0 - 0.1 * 2.0 / (std::sqrt(4.1) + 1e-7);
+  CHECK_THAT(w[0], WithinAbs(first, 1e-6));
+  adagrad.step(w, std::vector<float>{-1.0f});  // accumulator 5.1
+  CHECK_THAT(w[0], WithinAbs(first + 0.1 / (std::sqrt(5.1) + 1e-7), 1e-6));
+  CHECK_THAT(adagrad.state()[0][0], WithinAbs(5.1, 1e-6));
+  CHECK(adagrad.state_names() == std::vector<std::string>{"accumulator"});
+}
+
+TEST_CASE("FTRL-proximal solves for the weight from its linear term, zero within l1") {
+  // One step from w = 0.5, accumulator 0.1, with g = 2 and lr = 0.1:
+  //   n = 4.1, sigma = (sqrt(4.1) - sqrt(0.1)) / 0.1,
+  //   z = 2 - sigma * 0.5,  w = -z / (sqrt(4.1) / 0.1 + 2 * l2)   (|z| > l1).
+  const double sigma = (std::sqrt(4.1) - std::sqrt(0.1)) / 0.1;
+  const double z = 2 - sigma * 0.5;  // about -6.543
+  auto one_step = [](FtrlOptions options) {
+    Ftrl ftrl(1, options);
+    std::vector<float> w{0.5f};
+    ftrl.step(w, std::vector<float>{2.0f});
+    return std::pair{w[0], ftrl.state()[1][0]};
+  };
+  const auto [plain, linear] = one_step({.learning_rate = 0.1f});
+  CHECK_THAT(plain, WithinRel(-z / (std::sqrt(4.1) / 0.1), 1e-5));
+  CHECK_THAT(linear, WithinRel(z, 1e-5));
+  // l2 adds 2 * l2 to the denominator; l1 pulls z towards 0 by l1...
+  CHECK_THAT(one_step({.learning_rate = 0.1f, .l2 = 0.5f}).first,
+             WithinRel(-z / (std::sqrt(4.1) / 0.1 + 1.0), 1e-5));
+  CHECK_THAT(one_step({.learning_rate = 0.1f, .l1 = 1.0f}).first,
+             WithinRel((-1.0 - z) / (std::sqrt(4.1) / 0.1), 1e-5));
+  // ...and a weight whose |z| is within l1 is exactly 0.
+  CHECK(one_step({.learning_rate = 0.1f, .l1 = 7.0f}).first == 0.0f);
+  // Another power takes powers, not roots: n^0.25 here.
+  const double root_old = std::pow(0.1, 0.25), root_new = std::pow(4.1, 0.25);
+  const double z4 = 2 - (root_new - root_old) / 0.1 * 0.5;
+  CHECK_THAT(one_step({.learning_rate = 0.1f, .learning_rate_power = -0.25f}).first,
+             WithinRel(-z4 / (root_new / 0.1), 1e-5));
+}
+
 TEST_CASE("Optimizers refuse spans of the wrong size") {
   Sgd sgd(3, {});
   std::vector<float> w(2), g(2);
@@ -76,11 +118,15 @@ TEST_CASE("The plateau schedule cuts the rate after patience observations") {
 }
 
 TEST_CASE("Restoring an optimizer's state and step count resumes its trajectory") {
-  const auto kind = GENERATE(as<std::string>{}, "sgd", "adam");
+  const auto kind = GENERATE(as<std::string>{}, "sgd", "adam", "adagrad", "ftrl");
   CAPTURE(kind);
   auto make = [&]() -> std::unique_ptr<Optimizer> {
     if (kind == "sgd")
       return std::make_unique<Sgd>(3, SgdOptions{.learning_rate = 0.1f, .momentum = 0.9f});
+    if (kind == "adagrad")
+      return std::make_unique<Adagrad>(3, AdagradOptions{.learning_rate = 0.1f});
+    if (kind == "ftrl")
+      return std::make_unique<Ftrl>(3, FtrlOptions{.learning_rate = 0.1f, .l1 = 0.01f, .l2 = 0.1f});
     return std::make_unique<Adam>(3, AdamOptions{.learning_rate = 0.1f});
   };
   const std::vector<std::vector<float>> grads{{1, -2, 3}, {0.5f, 0, -1}, {2, 2, 2}, {-1, 1, 0}};
