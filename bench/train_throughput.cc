@@ -104,7 +104,7 @@ nlohmann::json measure(const std::string& path, const Options& o) {
   const ModelSpec spec = load_model_spec(path);
   const Dataset data = data_for(spec, int64_t{spec.batch_size} * 64);
   Model model(spec, o.seed);
-  auto optimizer = make_optimizer(spec.optimizer, model.parameters().size());
+  auto optimizer = make_optimizer(spec.optimizer, model.trainable_layout());
   BatchSampler sampler(data.size(), spec.batch_size, o.seed, 0, 1);
   Matrix x;
   std::vector<int32_t> y;

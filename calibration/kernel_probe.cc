@@ -95,8 +95,7 @@ void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMea
   const nn::DataRequirements needs{probe.spec.input, probe.spec.num_classes};
   const nn::DataSplits data = nn::load_data(probe.data, needs, 1);
   nn::Model model(probe.spec, 1);
-  auto optimizer =
-      nn::make_optimizer(probe.spec.optimizer, static_cast<int64_t>(model.parameters().size()));
+  auto optimizer = nn::make_optimizer(probe.spec.optimizer, model.trainable_layout());
   std::vector<int64_t> indices(static_cast<std::size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) indices[static_cast<std::size_t>(i)] = i % data.train.size();
   nn::Matrix x;
@@ -123,8 +122,7 @@ void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMea
     // changing batches does not get there in its first thousands of steps.
     // A fresh optimizer every 100 steps keeps the probe away from them.
     if (r % 100 == 99) {
-      optimizer =
-          nn::make_optimizer(probe.spec.optimizer, static_cast<int64_t>(model.parameters().size()));
+      optimizer = nn::make_optimizer(probe.spec.optimizer, model.trainable_layout());
     }
     if (!timed) continue;
     step_seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());

@@ -15,13 +15,36 @@
 
 namespace distlab::nn {
 
+struct OptimizerPart;
+
 struct OptimizerSpec {
-  std::string kind = "sgd";  // "sgd" | "adam" | "adagrad" | "ftrl"
+  std::string kind = "sgd";  // "sgd" | "adam" | "adagrad" | "ftrl" | "per_layer"
   SgdOptions sgd;
   AdamOptions adam;
   AdagradOptions adagrad;
   FtrlOptions ftrl;
+  // per_layer: one optimizer per group of layers (PerLayerOptimizer). Every
+  // part but the last names its layers; the last takes all the others.
+  std::vector<OptimizerPart> parts;
 };
+
+struct OptimizerPart {
+  std::vector<std::string> layers;  // empty: every layer no other part names
+  OptimizerSpec optimizer;          // one of the single kinds
+};
+
+// Which part of a spec updates which values of [first, first + size) of a
+// parameter buffer: offsets relative to `first`. A single optimizer has one
+// assignment of the whole range; padding between blocks belongs to no part
+// of a per_layer spec.
+struct OptimizerAssignment {
+  const OptimizerSpec* optimizer;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, count)
+  int64_t floats() const;
+};
+std::vector<OptimizerAssignment> assign_optimizer(const OptimizerSpec& spec,
+                                                  const ParameterLayout& layout, int64_t first,
+                                                  int64_t size);
 
 struct ModelSpec {
   std::string name;
@@ -41,6 +64,13 @@ ModelSpec parse_model_spec(const ConfigNode& root);
 // costs can be asked of models too big to allocate (timing simulations).
 std::unique_ptr<Sequential> build_network(const ModelSpec& spec);
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, int64_t size);
+// The optimizer of the values [first, first + size) of a buffer with this
+// layout: the whole model's (first 0, size the layout's), or the shard a
+// parameter server owns.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, const ParameterLayout& layout,
+                                          int64_t first, int64_t size);
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, const ParameterLayout& layout);
+// Its state slots' names, without making one (checkpoint layouts).
+std::vector<std::string> optimizer_state_names(const OptimizerSpec& spec);
 
 }  // namespace distlab::nn

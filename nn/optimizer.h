@@ -18,7 +18,13 @@ class Optimizer {
 
   // params -= update(grads). Both spans hold the `size` floats given at
   // construction: the whole model, or the shard a parameter server owns.
-  virtual void step(std::span<float> params, std::span<const float> grads) = 0;
+  virtual void step(std::span<float> params, std::span<const float> grads);
+  // The current step's update of the values [offset, offset + n) of what
+  // this optimizer was made for, n being the spans' size (steps() already
+  // counts the step): how a PerLayerOptimizer applies its parts.
+  virtual void apply(std::span<float> params, std::span<const float> grads, int64_t offset) = 0;
+  // Floats it was made for.
+  virtual int64_t size() const = 0;
 
   float learning_rate() const { return learning_rate_; }
   void set_learning_rate(float lr) { learning_rate_ = lr; }
@@ -28,7 +34,7 @@ class Optimizer {
   // Their names, in the same order ("velocity"; "m", "v").
   virtual std::vector<std::string> state_names() const = 0;
   int64_t steps() const { return steps_; }
-  void set_steps(int64_t steps) { steps_ = steps; }
+  virtual void set_steps(int64_t steps) { steps_ = steps; }
 
  protected:
   explicit Optimizer(float learning_rate) : learning_rate_(learning_rate) {}
@@ -47,7 +53,8 @@ class Sgd : public Optimizer {
  public:
   Sgd(int64_t size, const SgdOptions& options);
   std::string name() const override { return "sgd"; }
-  void step(std::span<float> params, std::span<const float> grads) override;
+  void apply(std::span<float> params, std::span<const float> grads, int64_t offset) override;
+  int64_t size() const override { return static_cast<int64_t>(velocity_.size()); }
   std::vector<std::span<float>> state() override { return {velocity_}; }
   std::vector<std::string> state_names() const override { return {"velocity"}; }
 
@@ -72,7 +79,8 @@ class Adam : public Optimizer {
  public:
   Adam(int64_t size, const AdamOptions& options);
   std::string name() const override { return "adam"; }
-  void step(std::span<float> params, std::span<const float> grads) override;
+  void apply(std::span<float> params, std::span<const float> grads, int64_t offset) override;
+  int64_t size() const override { return static_cast<int64_t>(m_.size()); }
   std::vector<std::span<float>> state() override { return {m_, v_}; }
   std::vector<std::string> state_names() const override { return {"m", "v"}; }
 
@@ -94,7 +102,8 @@ class Adagrad : public Optimizer {
  public:
   Adagrad(int64_t size, const AdagradOptions& options);
   std::string name() const override { return "adagrad"; }
-  void step(std::span<float> params, std::span<const float> grads) override;
+  void apply(std::span<float> params, std::span<const float> grads, int64_t offset) override;
+  int64_t size() const override { return static_cast<int64_t>(accumulator_.size()); }
   std::vector<std::span<float>> state() override { return {accumulator_}; }
   std::vector<std::string> state_names() const override { return {"accumulator"}; }
 
@@ -122,13 +131,39 @@ class Ftrl : public Optimizer {
  public:
   Ftrl(int64_t size, const FtrlOptions& options);
   std::string name() const override { return "ftrl"; }
-  void step(std::span<float> params, std::span<const float> grads) override;
+  void apply(std::span<float> params, std::span<const float> grads, int64_t offset) override;
+  int64_t size() const override { return static_cast<int64_t>(linear_.size()); }
   std::vector<std::span<float>> state() override { return {accumulator_, linear_}; }
   std::vector<std::string> state_names() const override { return {"accumulator", "linear"}; }
 
  private:
   FtrlOptions opt_;
   std::vector<float> accumulator_, linear_;
+};
+
+// One optimizer per group of layers, as TensorFlow's DNNLinearCombined
+// estimators train their linear part with FTRL and their deep part with
+// Adagrad: each part keeps state for every value of the span (zero where
+// it has no layers, so that checkpoints keep one layout) and updates only
+// the ranges of its layers. Its parts keep their own learning rates: no
+// schedule changes them (a spec with parts refuses reduce_lr_on_plateau).
+class PerLayerOptimizer : public Optimizer {
+ public:
+  struct Part {
+    std::unique_ptr<Optimizer> optimizer;
+    std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, count) within the span
+  };
+  explicit PerLayerOptimizer(std::vector<Part> parts);
+  std::string name() const override;
+  void apply(std::span<float> params, std::span<const float> grads, int64_t offset) override;
+  int64_t size() const override;
+  // Every part's slots, named "<optimizer>/<slot>" ("ftrl/linear").
+  std::vector<std::span<float>> state() override;
+  std::vector<std::string> state_names() const override;
+  void set_steps(int64_t steps) override;
+
+ private:
+  std::vector<Part> parts_;
 };
 
 }  // namespace distlab::nn

@@ -11,7 +11,7 @@ namespace distlab::nn {
 Trainer::Trainer(Model& model, const Dataset& train, uint64_t seed)
     : model_(model),
       train_(train),
-      optimizer_(make_optimizer(model.spec().optimizer, model.parameters().size())),
+      optimizer_(make_optimizer(model.spec().optimizer, model.trainable_layout())),
       sampler_(train.size(), model.spec().batch_size, seed, 0, 1) {
   if (train.size() == 0) throw Error("the training set " + train.name + " is empty");
   if (model.spec().reduce_lr_on_plateau) plateau_.emplace(*model.spec().reduce_lr_on_plateau);

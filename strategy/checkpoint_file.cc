@@ -69,7 +69,7 @@ const std::string& required(const safetensors::Metadata& m, const std::string& k
 }  // namespace
 
 CheckpointLayout::CheckpointLayout(const nn::Model& model)
-    : slot_names_(nn::make_optimizer(model.spec().optimizer, 0)->state_names()),
+    : slot_names_(nn::optimizer_state_names(model.spec().optimizer)),
       parameter_floats_(model.trainable_layout().size()),
       state_floats_(model.state_layout().size()),
       optimizer_(model.spec().optimizer.kind) {

@@ -208,7 +208,8 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     const auto all = initial.parameters();
     values.assign(all.begin() + shard.begin, all.begin() + shard.begin + shard.size);
     sum.resize(shard.size);
-    optimizer = nn::make_optimizer(setup.spec().optimizer, shard.size);
+    optimizer = nn::make_optimizer(setup.spec().optimizer, initial.trainable_layout(), shard.begin,
+                                   shard.size);
   }
   const FloatRange current = values.empty() && shard.size > 0
                                  ? FloatRange::sized(shard.size)
@@ -282,7 +283,8 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   };
   auto apply = [&](std::span<const float> gradient, int64_t staleness, int gradients) {
     runtime.begin_step(version);
-    runtime.compute(setup.update_work(shard.size), [&] { optimizer->step(values, gradient); });
+    runtime.compute(setup.update_work(shard.begin, shard.size),
+                    [&] { optimizer->step(values, gradient); });
     ++version;
     gradients_applied += gradients;
     runtime.end_step(std::numeric_limits<double>::quiet_NaN(), staleness);

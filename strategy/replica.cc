@@ -29,7 +29,7 @@ Replica::Replica(Runtime& runtime, const TrainingSetup& setup)
     // its own dropout masks (its rank).
     model_ = std::make_unique<nn::Model>(setup.spec(), setup.seed());
     model_->seed_randomness(static_cast<uint64_t>(rank_));
-    optimizer_ = nn::make_optimizer(setup.spec().optimizer, setup.parameter_floats());
+    optimizer_ = nn::make_optimizer(setup.spec().optimizer, model_->trainable_layout());
   }
 }
 

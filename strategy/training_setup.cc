@@ -91,11 +91,18 @@ const Work& TrainingSetup::training_step_work(int64_t batch) const {
   return step_work_.emplace(batch, std::move(work)).first->second;
 }
 
-Work TrainingSetup::update_work(int64_t floats) const {
+Work TrainingSetup::update_work(int64_t first, int64_t floats) const {
+  if (spec_.optimizer.kind == "per_layer") {
+    return per_layer_update_work(spec_.optimizer, reference_.trainable_layout(), first, floats);
+  }
   return strategy::update_work(spec_.optimizer.kind, floats);
 }
 
 Work TrainingSetup::replica_update_work() const {
+  if (spec_.optimizer.kind == "per_layer") {
+    return per_layer_update_work(spec_.optimizer, reference_.trainable_layout(), 0,
+                                 parameter_floats_);
+  }
   return strategy::update_work(spec_.optimizer.kind, parameter_floats_,
                                static_cast<int>(reference_.trainable_layout().blocks().size()));
 }

@@ -67,7 +67,7 @@ class TrainingSetup {
   // PS's of its shard, on its CPU).
   const Work& training_step_work(int64_t batch) const;
   const Work& evaluation_work() const { return evaluation_work_; }
-  Work update_work(int64_t floats) const;
+  Work update_work(int64_t first, int64_t floats) const;
   Work replica_update_work() const;
 
   void set_checkpoints(CheckpointPlan plan) { checkpoints_ = std::move(plan); }

@@ -108,6 +108,18 @@ Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors)
   return work;
 }
 
+Work per_layer_update_work(const nn::OptimizerSpec& optimizer, const nn::ParameterLayout& layout,
+                           int64_t first, int64_t floats) {
+  Work work{.label = optimizer.kind + " update"};
+  for (const nn::OptimizerAssignment& a : nn::assign_optimizer(optimizer, layout, first, floats)) {
+    if (a.ranges.empty()) continue;
+    const Work part =
+        update_work(a.optimizer->kind, a.floats(), std::max(static_cast<int>(a.ranges.size()), 1));
+    work.items.insert(work.items.end(), part.items.begin(), part.items.end());
+  }
+  return work;
+}
+
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches) {
   if (!(batches >= 0) || !std::isfinite(batches)) {
     throw Error("evaluation_work: the number of batches must be finite and not negative, got " +

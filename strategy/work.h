@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nn/cost.h"
+#include "nn/model_spec.h"
 #include "strategy/config.h"
 
 namespace distlab::nn {
@@ -74,6 +75,11 @@ Work model_step_work(const nn::Model& model, int batch);
 // parameter tensor (Keras' optimizers apply each variable on its own:
 // ResourceApplyAdam), `tensors` of them.
 Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors = 1);
+// A per_layer optimizer's update of the values [first, first + floats) of a
+// model's parameter buffer: each part on its own values, one dispatch per
+// parameter tensor it updates (PerLayerOptimizer applies them range by range).
+Work per_layer_update_work(const nn::OptimizerSpec& optimizer, const nn::ParameterLayout& layout,
+                           int64_t first, int64_t floats);
 // Inference over `examples` examples in batches of the costs' batch size.
 Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batches);
 // An elementwise pass over `count` floats: `flops_per_float` operations,

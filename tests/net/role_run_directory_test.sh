@@ -122,7 +122,7 @@ check "--launch's tasks keep no temporary reports (the launcher gathers them)" \
 ps=$work/ps
 run_cluster "$ps" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 ps:0" "" -- \
   --set cluster.workers=1 --set data=synthetic-taxi:3000 --set training.train_examples=1536 \
-  --set training.eval_every=0
+  --set training.epochs=2 --set training.eval_every=0
 check "a chief + worker + ps cluster ends with status 0 on every task" all_zero "$ps/status"
 check "the chief gathers the PS's report too, under runs/" "$py" - "$ps" <<'PY'
 import glob, json, sys

@@ -69,8 +69,7 @@ TEST_CASE("Adagrad and FTRL take Keras' options, with Keras' defaults") {
   CHECK(ftrl.ftrl.learning_rate_power == -0.5f);
   CHECK(ftrl.ftrl.l1 == 0.5f);
   CHECK(ftrl.ftrl.l2 == 1.0f);
-  CHECK(make_optimizer(ftrl, 3)->state_names() ==
-        std::vector<std::string>{"accumulator", "linear"});
+  CHECK(optimizer_state_names(ftrl) == std::vector<std::string>{"accumulator", "linear"});
   CHECK_THROWS_AS(optimizer_of("{ftrl: {learning_rate: 0.1, beta: 1}}"), distlab::ConfigError);
 }
 
@@ -114,7 +113,7 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
           "negative_rate.yaml:5: layers[0].dropout.rate: must be between 0 and 0.99, got -0.5"},
       Row{"unknown_optimizer.yaml",
           "unknown_optimizer.yaml:6: optimizer: unknown optimizer 'rmsprop' (one of: sgd, adam, "
-          "adagrad, ftrl)"},
+          "adagrad, ftrl, per_layer)"},
       Row{"ftrl_positive_power.yaml",
           "ftrl_positive_power.yaml:6: optimizer.ftrl.learning_rate_power: must be between -10 and "
           "0, got 0.5"},
@@ -144,4 +143,61 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
     const std::string message = e.what();
     CHECK_THAT(message, Catch::Matchers::StartsWith(bad_dir() + expected));
   }
+}
+
+TEST_CASE("A per_layer optimizer gives each group of layers its own optimizer") {
+  auto spec_with = [](const std::string& optimizer, const std::string& extra = "") {
+    return parse_model_spec(distlab::ConfigNode::load_string(
+        "name: m\ninput: [4]\nclasses: 2\nlayers:\n  - dense: {name: wide, units: 3}\n"
+        "  - dense: {units: 2}\noptimizer:\n  per_layer:\n" +
+            optimizer + extra,
+        "m.yaml"));
+  };
+  const ModelSpec spec = spec_with(
+      "    - {layers: [wide], ftrl: {learning_rate: 0.005}}\n"
+      "    - adagrad: {learning_rate: 0.001}\n");
+  REQUIRE(spec.optimizer.kind == "per_layer");
+  REQUIRE(spec.optimizer.parts.size() == 2);
+  CHECK(spec.optimizer.parts[0].layers == std::vector<std::string>{"wide"});
+  CHECK(spec.optimizer.parts[0].optimizer.ftrl.learning_rate == 0.005f);
+  CHECK(spec.optimizer.parts[1].optimizer.kind == "adagrad");
+  CHECK(optimizer_state_names(spec.optimizer) ==
+        std::vector<std::string>{"ftrl/accumulator", "ftrl/linear", "adagrad/accumulator"});
+
+  // FTRL owns the wide layer's kernel and bias, Adagrad the other layer's.
+  const Model model(spec, 1);
+  const ParameterLayout& layout = model.trainable_layout();
+  const auto parts = assign_optimizer(spec.optimizer, layout, 0, layout.size());
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].floats() == 4 * 3 + 3);
+  CHECK(parts[1].floats() == 3 * 2 + 2);
+  CHECK(parts[0].ranges.front().first == layout.block(0).offset);
+  CHECK(make_optimizer(spec.optimizer, layout)->name() == "ftrl+adagrad");
+
+  auto refusal = [&](const std::string& optimizer, const std::string& extra = "") {
+    try {
+      spec_with(optimizer, extra);
+    } catch (const distlab::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK_THAT(refusal("    - {layers: [deep], ftrl: {learning_rate: 0.1}}\n"
+                     "    - adagrad: {learning_rate: 0.1}\n"),
+             Catch::Contains("no layer 'deep' with parameters in this model"));
+  CHECK_THAT(refusal("    - {layers: [wide], ftrl: {learning_rate: 0.1}}\n"
+                     "    - {layers: [wide], adam: {learning_rate: 0.1}}\n"
+                     "    - adagrad: {learning_rate: 0.1}\n"),
+             Catch::Contains("layer 'wide' is in two parts"));
+  CHECK_THAT(refusal("    - ftrl: {learning_rate: 0.1}\n    - adagrad: {learning_rate: 0.1}\n"),
+             Catch::Contains("every part but the last names its layers"));
+  CHECK_THAT(refusal("    - {layers: [wide], adagrad: {learning_rate: 0.1}}\n"
+                     "    - adagrad: {learning_rate: 0.1}\n"),
+             Catch::Contains("a second part with adagrad"));
+  CHECK_THAT(refusal("    - {layers: [wide], ftrl: {learning_rate: 0.1}}\n"
+                     "    - adagrad: {learning_rate: 0.1}\n",
+                     "reduce_lr_on_plateau: {factor: 0.5}\n"),
+             Catch::Contains("parts keep their own learning rates"));
+  CHECK_THAT(refusal("    - {layers: [wide], ftrl: {learning_rate: 0.1}}\n"),
+             Catch::Contains("a list of two or more parts"));
 }

@@ -34,7 +34,7 @@ ModelSpec small_spec() {
 // Trains `steps` steps on a fixed random batch and returns the parameters.
 std::vector<float> train(uint64_t seed, int steps) {
   Model model(small_spec(), seed);
-  auto optimizer = make_optimizer(model.spec().optimizer, model.parameters().size());
+  auto optimizer = make_optimizer(model.spec().optimizer, model.trainable_layout());
   const Matrix x = random_batch(8, {6, 6, 1}, 3);
   const std::vector<int32_t> y{0, 1, 2, 0, 1, 2, 0, 1};
   for (int s = 0; s < steps; ++s) {

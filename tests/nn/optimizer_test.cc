@@ -89,6 +89,53 @@ TEST_CASE("FTRL-proximal solves for the weight from its linear term, zero within
              WithinRel(-z4 / (root_new / 0.1), 1e-5));
 }
 
+TEST_CASE("A per-layer optimizer updates each part's ranges with its own optimizer") {
+  // Values 0-1 and 4-5 are FTRL's, 2-3 Adagrad's; 6 belongs to neither
+  // (padding between blocks).
+  auto make = [] {
+    std::vector<PerLayerOptimizer::Part> parts;
+    parts.push_back(
+        {std::make_unique<Ftrl>(7, FtrlOptions{.learning_rate = 0.1f}), {{0, 2}, {4, 2}}});
+    parts.push_back(
+        {std::make_unique<Adagrad>(7, AdagradOptions{.learning_rate = 0.1f}), {{2, 2}}});
+    return PerLayerOptimizer(std::move(parts));
+  };
+  PerLayerOptimizer both = make();
+  CHECK(both.name() == "ftrl+adagrad");
+  CHECK(both.state_names() ==
+        std::vector<std::string>{"ftrl/accumulator", "ftrl/linear", "adagrad/accumulator"});
+  const std::vector<float> g{1, -2, 3, -4, 5, -6, 7};
+  std::vector<float> w{0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f};
+  both.step(w, g);
+  both.step(w, g);
+  CHECK(both.steps() == 2);
+
+  // The same as each optimizer alone on its values.
+  Ftrl ftrl(4, {.learning_rate = 0.1f});
+  Adagrad adagrad(2, {.learning_rate = 0.1f});
+  std::vector<float> wf{0.1f, 0.2f, 0.5f, 0.6f}, wa{0.3f, 0.4f};
+  const std::vector<float> gf{1, -2, 5, -6}, ga{3, -4};
+  for (int s = 0; s < 2; ++s) {
+    ftrl.step(wf, gf);
+    adagrad.step(wa, ga);
+  }
+  CHECK(std::vector<float>{w[0], w[1], w[4], w[5]} == wf);
+  CHECK(std::vector<float>{w[2], w[3]} == wa);
+  CHECK(w[6] == 0.7f);  // nobody's
+
+  // A parameter server's shard of it, [3, 6), steps as the whole does there.
+  std::vector<PerLayerOptimizer::Part> shard_parts;
+  shard_parts.push_back({std::make_unique<Ftrl>(3, FtrlOptions{.learning_rate = 0.1f}), {{1, 2}}});
+  shard_parts.push_back(
+      {std::make_unique<Adagrad>(3, AdagradOptions{.learning_rate = 0.1f}), {{0, 1}}});
+  PerLayerOptimizer shard(std::move(shard_parts));
+  std::vector<float> ws{0.4f, 0.5f, 0.6f};
+  const std::vector<float> gs{-4, 5, -6};
+  shard.step(ws, gs);
+  shard.step(ws, gs);
+  CHECK(ws == std::vector<float>{w[3], w[4], w[5]});
+}
+
 TEST_CASE("Optimizers refuse spans of the wrong size") {
   Sgd sgd(3, {});
   std::vector<float> w(2), g(2);
