@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "nn/random.h"
+#include "random_matrix.h"
 #include "support/error_message.h"
 
 using namespace distlab;
@@ -18,12 +19,7 @@ using kernels::Kernels;
 
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, uint64_t seed) {
-  Rng rng(seed);
-  Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
-  return m;
-}
+using distlab::testing::random_matrix;
 
 // The largest difference between two equally shaped matrices, relative to
 // the largest magnitude in the expected one.

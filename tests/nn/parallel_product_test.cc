@@ -9,17 +9,13 @@
 
 #include "nn/random.h"
 #include "nn/threads.h"
+#include "random_matrix.h"
 
 using namespace distlab::nn;
 
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, uint64_t seed) {
-  Rng rng(seed);
-  Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
-  return m;
-}
+using distlab::testing::random_matrix;
 
 bool power_of_two(int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
