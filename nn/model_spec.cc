@@ -256,27 +256,27 @@ OptimizerSpec parse_per_layer(const ConfigNode& list) {
     const bool last = i + 1 == list.size();
     if (!item.is_map()) item.fail("a mapping: {layers: [...], OPTIMIZER: {...}}");
     OptimizerPart part;
-    ConfigNode only = item;
     if (auto layers = item.find("layers")) {
       if (last) layers->fail("the last part takes every layer the others do not name: no layers");
       if (!layers->is_sequence() || layers->size() == 0) layers->fail("a list of layer names");
       for (std::size_t l = 0; l < layers->size(); ++l)
         part.layers.push_back((*layers)[l].as_string());
-      // The rest of the mapping is the optimizer, a one-key map as at the top.
-      YAML::Node rest = YAML::Clone(item.yaml());
-      rest.remove("layers");
-      if (rest.size() != 1) item.fail("one optimizer beside `layers`");
     } else if (!last) {
       item.fail("every part but the last names its layers", "add layers: [NAME, ...]");
-    } else if (item.yaml().size() != 1) {
-      item.fail("one optimizer in a part");
     }
+    // Beside `layers`, one optimizer, as at the top: `ftrl: {...}`.
     std::string kind;
+    int optimizers = 0;
     for (const auto& entry : item.yaml()) {
       const std::string key = entry.first.as<std::string>();
-      if (key != "layers") kind = key;
+      if (key == "layers") continue;
+      kind = key;
+      ++optimizers;
     }
-    if (kind.empty()) item.fail("no optimizer", "add one of: sgd, adam, adagrad, ftrl");
+    if (optimizers != 1) {
+      item.fail(optimizers == 0 ? "no optimizer" : "more than one optimizer in a part",
+                "one of: sgd, adam, adagrad, ftrl");
+    }
     if (kind == "per_layer") item.at(kind).fail("parts cannot have parts");
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) {
       item.at(kind).fail("a second part with " + kind,

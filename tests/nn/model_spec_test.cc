@@ -200,4 +200,7 @@ TEST_CASE("A per_layer optimizer gives each group of layers its own optimizer") 
              Catch::Contains("parts keep their own learning rates"));
   CHECK_THAT(refusal("    - {layers: [wide], ftrl: {learning_rate: 0.1}}\n"),
              Catch::Contains("a list of two or more parts"));
+  CHECK_THAT(refusal("    - {layers: [wide], ftrl: {learning_rate: 0.1}, sgd: {learning_rate: 1}}\n"
+                     "    - adagrad: {learning_rate: 0.1}\n"),
+             Catch::Contains("more than one optimizer in a part"));
 }
