@@ -169,8 +169,10 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
   if (!described) return notes;  // an unknown name: the scenario's checks list the names
   const std::string why = "for strategy " + *name;
 
+  // A missing key gives yaml-cpp's invalid node, which only IsDefined() may
+  // ask; the scenario's checks then name what is missing.
   YAML::Node section = doc.yaml()["strategy"];
-  if (section.IsMap()) {
+  if (section.IsDefined() && section.IsMap()) {
     std::vector<std::string> dropped;
     for (const auto& entry : section) {
       const std::string key = entry.first.as<std::string>();
@@ -186,7 +188,7 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
   }
 
   YAML::Node cluster = doc.yaml()["cluster"];
-  if (!cluster.IsMap()) return notes;
+  if (!cluster.IsDefined() || !cluster.IsMap()) return notes;
   const strategy::ClusterRule& rule = described->cluster;
   // Roles absent from the file have the scenario's defaults: one chief, no
   // workers, no parameter servers.
@@ -255,8 +257,7 @@ std::vector<std::string> fit_training_length(const ConfigNode& doc,
                                              const std::vector<Override>& overrides) {
   std::vector<std::string> notes;
   YAML::Node training = doc.yaml()["training"];
-  // (A missing key gives yaml-cpp's invalid node, which only IsDefined() may ask.)
-  if (!training.IsDefined() || !training.IsMap()) return notes;
+  if (!training.IsDefined() || !training.IsMap()) return notes;  // see fit_to_strategy
   const auto given = [&](const std::string& key) {
     return std::any_of(overrides.begin(), overrides.end(),
                        [&](const Override& o) { return !o.unset && o.key == "training." + key; });

@@ -521,6 +521,16 @@ TEST_CASE("Every shipped scenario loads against the shipped catalog") {
   }
 }
 
+TEST_CASE("Switching strategy on a scenario without a cluster names the missing key") {
+  const TempDir dir;
+  const std::string file = dir.write("no_cluster.yaml",
+                                     "model: models/mnist_cnn.yaml\n"
+                                     "strategy: {name: local}\n");
+  CHECK_THAT(message_of<ConfigError>(
+                 [&] { load_scenario(file, {parse_override("strategy.name=allreduce")}); }),
+             Catch::Contains("missing required key 'cluster'"));
+}
+
 TEST_CASE("Steps set on the command line replace the file's epochs, with a note") {
   const TempDir dir;
   const std::string file = dir.write("epochs.yaml",
