@@ -151,19 +151,13 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
 void save_model(const std::filesystem::path& dir, const Options& o, Model& model,
                 const Trainer& trainer) {
   const Trainer::Position at = trainer.position();
-  strategy::TrainingState weights;
-  weights.step = at.step;
-  weights.parameters.assign(model.parameters().begin(), model.parameters().end());
-  weights.model_state.assign(model.state().begin(), model.state().end());
-  const strategy::CheckpointInfo info{.step = at.step,
-                                      .epoch = at.epoch,
-                                      .batch_in_epoch = at.batch,
-                                      .facts = facts_of(o, model.spec())};
-  const std::vector<std::byte> spec_bytes = read_file_bytes(o.model);
-  const std::string spec_yaml(reinterpret_cast<const char*>(spec_bytes.data()), spec_bytes.size());
-  write_file_atomically(
-      (dir / "model.safetensors").string(),
-      strategy::encode_model(strategy::CheckpointLayout(model), weights, info, spec_yaml));
+  const std::vector<std::byte> spec = read_file_bytes(o.model);
+  strategy::save_model_file((dir / "model.safetensors").string(), model,
+                            {.step = at.step,
+                             .epoch = at.epoch,
+                             .batch_in_epoch = at.batch,
+                             .facts = facts_of(o, model.spec())},
+                            std::string(reinterpret_cast<const char*>(spec.data()), spec.size()));
 }
 
 // --evaluate: a saved model on the test split of the data it was trained

@@ -44,6 +44,19 @@ std::string checkpoint_file_name(int64_t step) {
   return name;
 }
 
+void save_model_file(const std::string& path, const nn::Model& model, const CheckpointInfo& info,
+                     const std::string& spec_yaml) {
+  TrainingState weights;
+  weights.step = info.step;
+  weights.parameters.assign(model.parameters().begin(), model.parameters().end());
+  weights.model_state.assign(model.state().begin(), model.state().end());
+  const std::vector<std::byte> file =
+      encode_model(CheckpointLayout(model), weights, info, spec_yaml);
+  const std::filesystem::path at(path);
+  if (at.has_parent_path()) std::filesystem::create_directories(at.parent_path());
+  write_file_atomically(path, file);
+}
+
 void save_checkpoint(const std::string& folder, int64_t step, std::span<const std::byte> file,
                      int keep) {
   std::error_code ec;

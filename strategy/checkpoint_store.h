@@ -22,6 +22,12 @@ std::string checkpoint_file_name(int64_t step);
 void save_checkpoint(const std::string& folder, int64_t step, std::span<const std::byte> file,
                      int keep);
 
+// Writes `model`'s final weights as a model file (checkpoint_file.h) at
+// `path`, atomically, creating its folder: what ./train and a run's chief
+// leave beside summary.json.
+void save_model_file(const std::string& path, const nn::Model& model, const CheckpointInfo& info,
+                     const std::string& spec_yaml);
+
 // Checkpoint files of a folder, newest (highest step) first.
 std::vector<std::string> list_checkpoints(const std::string& folder);
 

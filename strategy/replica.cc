@@ -1,12 +1,11 @@
 #include "strategy/replica.h"
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/sha256.h"
+#include "strategy/checkpoint_store.h"
 
 namespace distlab::strategy {
 namespace {
@@ -137,19 +136,12 @@ void Replica::after_step(int64_t step, double train_loss) {
 void Replica::save_model() const {
   const CheckpointPlan& plan = setup_.checkpoints();
   if (!model_ || plan.model_file.empty()) return;
-  TrainingState weights;
-  weights.step = total_steps_;
-  weights.parameters.assign(model_->parameters().begin(), model_->parameters().end());
-  weights.model_state.assign(model_->state().begin(), model_->state().end());
-  const CheckpointInfo info{.step = total_steps_,
-                            .epoch = total_steps_ / steps_per_epoch(),
-                            .batch_in_epoch = total_steps_ % steps_per_epoch(),
-                            .facts = plan.facts};
-  const std::vector<std::byte> file =
-      encode_model(setup_.checkpoint_layout(), weights, info, plan.model_spec_yaml);
-  const std::filesystem::path path(plan.model_file);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  write_file_atomically(plan.model_file, file);
+  save_model_file(plan.model_file, *model_,
+                  {.step = total_steps_,
+                   .epoch = total_steps_ / steps_per_epoch(),
+                   .batch_in_epoch = total_steps_ % steps_per_epoch(),
+                   .facts = plan.facts},
+                  plan.model_spec_yaml);
 }
 
 TaskOutcome Replica::finish() {
