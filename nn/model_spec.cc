@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "nn/layers/average_pool2d.h"
 #include "nn/layers/batch_norm.h"
 #include "nn/layers/branches.h"
 #include "nn/layers/columns.h"
@@ -13,7 +14,9 @@
 #include "nn/layers/dropout.h"
 #include "nn/layers/embedding.h"
 #include "nn/layers/flatten.h"
+#include "nn/layers/global_average_pool2d.h"
 #include "nn/layers/max_pool2d.h"
+#include "nn/layers/pad_channels.h"
 #include "nn/layers/relu.h"
 
 namespace distlab::nn {
@@ -88,7 +91,7 @@ LayerPtr parse_conv2d(const ConfigNode& o, std::string name, Shape in) {
   c.filters = static_cast<int>(o.at("filters").as_int(1, kMaxDim));
   std::tie(c.kernel_h, c.kernel_w) = parse_pair(o.at("kernel"));
   if (auto s = o.find("strides")) std::tie(c.stride_h, c.stride_w) = parse_pair(*s);
-  c.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same"}));
+  c.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same", "fixed"}));
   c.activation = parse_activation_key(o);
   c.use_bias = o.get_bool("use_bias", true);
   c.kernel_regularizer = parse_regularizer(o, "kernel_regularizer");
@@ -104,6 +107,23 @@ LayerPtr parse_max_pool2d(const ConfigNode& o, std::string name, Shape in) {
   if (auto s = o.find("strides")) std::tie(p.stride_h, p.stride_w) = parse_pair(*s);
   p.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same"}));
   return std::make_unique<MaxPool2D>(std::move(name), in, p);
+}
+
+LayerPtr parse_average_pool2d(const ConfigNode& o, std::string name, Shape in) {
+  o.allow_only({"name", "pool", "strides", "padding"});
+  AveragePool2DOptions p;
+  if (auto pool = o.find("pool")) std::tie(p.pool_h, p.pool_w) = parse_pair(*pool);
+  std::tie(p.stride_h, p.stride_w) = std::pair{p.pool_h, p.pool_w};
+  if (auto s = o.find("strides")) std::tie(p.stride_h, p.stride_w) = parse_pair(*s);
+  p.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same"}));
+  return std::make_unique<AveragePool2D>(std::move(name), in, p);
+}
+
+LayerPtr parse_pad_channels(const ConfigNode& o, std::string name, Shape in) {
+  o.allow_only({"name", "before", "after"});
+  return std::make_unique<PadChannels>(std::move(name), in,
+                                       static_cast<int>(o.get_int("before", 0, 0, kMaxDim)),
+                                       static_cast<int>(o.get_int("after", 0, 0, kMaxDim)));
 }
 
 LayerPtr parse_batch_norm(const ConfigNode& o, std::string name, Shape in) {
@@ -152,7 +172,8 @@ LayerPtr parse_branches(const ConfigNode& o, std::string name, Shape in, LayerNa
   if (paths.size() == 0) paths.fail("needs at least one path");
   std::vector<std::unique_ptr<Sequential>> built;
   for (std::size_t p = 0; p < paths.size(); ++p) {
-    if (paths[p].size() == 0) paths[p].fail("a path needs at least one layer");
+    // An empty path ([]) passes the input on: a residual block's shortcut.
+    if (!paths[p].is_sequence()) paths[p].fail("expected a list of layers ([] for the identity)");
     built.push_back(parse_sequence(paths[p], name + "/path_" + std::to_string(p), in, namer));
   }
   return std::make_unique<Branches>(std::move(name), in, std::move(built), combine);
@@ -165,6 +186,8 @@ const std::map<std::string, Parser>& parsers() {
       {"dense", parse_dense},
       {"conv2d", parse_conv2d},
       {"max_pool2d", parse_max_pool2d},
+      {"average_pool2d", parse_average_pool2d},
+      {"pad_channels", parse_pad_channels},
       {"batch_norm", parse_batch_norm},
       {"dropout", parse_dropout},
       {"embedding", parse_embedding},
@@ -173,6 +196,11 @@ const std::map<std::string, Parser>& parsers() {
        [](const ConfigNode& o, std::string name, Shape in) -> LayerPtr {
          o.allow_only({"name"});
          return std::make_unique<Flatten>(std::move(name), in);
+       }},
+      {"global_average_pool2d",
+       [](const ConfigNode& o, std::string name, Shape in) -> LayerPtr {
+         o.allow_only({"name"});
+         return std::make_unique<GlobalAveragePool2D>(std::move(name), in);
        }},
       {"relu", [](const ConfigNode& o, std::string name, Shape in) -> LayerPtr {
          o.allow_only({"name"});

@@ -12,13 +12,14 @@ Shape combined_output(const std::string& name,
   if (paths.empty()) throw Error("branches '" + name + "': no paths");
   int64_t total = 0;
   for (const auto& p : paths) {
-    const int64_t size = p->output_shape().size();
-    if (combine == Combine::kSum && size != paths.front()->output_shape().size()) {
-      throw Error("branches '" + name + "': summed paths must have equal output sizes, got " +
-                  std::to_string(paths.front()->output_shape().size()) + " and " +
-                  std::to_string(size));
+    // Equal shapes, not only sizes: (2, 2, 8) and (4, 4, 2) have as many
+    // values, but adding them would add unrelated pixels.
+    if (combine == Combine::kSum && p->output_shape() != paths.front()->output_shape()) {
+      throw Error("branches '" + name + "': summed paths must give the same shape, got " +
+                  paths.front()->output_shape().to_string() + " and " +
+                  p->output_shape().to_string());
     }
-    total += size;
+    total += p->output_shape().size();
   }
   if (combine == Combine::kSum) return paths.front()->output_shape();
   return Shape::flat(static_cast<int>(total));
@@ -81,8 +82,30 @@ void Branches::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, 
   }
 }
 
+LayerCost Branches::combine_cost(int batch, bool input_gradient) const {
+  const double out = double{1} * batch * output_shape().size();
+  const double in = double{1} * batch * input_shape().size();
+  const double more_paths = static_cast<double>(paths_.size() - 1);
+  LayerCost c;
+  c.forward_kernels = 1;  // TensorFlow's AddN or ConcatV2
+  if (combine_ == Combine::kSum) {
+    c.forward_flops = more_paths * out;
+    c.forward_bytes = kFloatBytes * (more_paths + 2) * out;
+  } else {
+    c.forward_bytes = kFloatBytes * 2 * out;
+    c.backward_bytes = kFloatBytes * 2 * out;  // dy cut into the paths' shares
+    c.backward_kernels = static_cast<int>(paths_.size());
+  }
+  if (input_gradient && more_paths > 0) {  // the paths' input gradients summed
+    c.backward_flops += more_paths * in;
+    c.backward_bytes += kFloatBytes * (more_paths + 2) * in;
+    c.backward_kernels += 1;
+  }
+  return c;
+}
+
 LayerCost Branches::cost(int batch, bool input_gradient) const {
-  LayerCost total;
+  LayerCost total = combine_cost(batch, input_gradient);
   for (const auto& p : paths_) total += p->cost(batch, input_gradient);
   return total;
 }
@@ -90,6 +113,8 @@ LayerCost Branches::cost(int batch, bool input_gradient) const {
 void Branches::collect_costs(int batch, bool input_gradient,
                              std::vector<LayerCostEntry>& out) const {
   for (const auto& p : paths_) p->collect_costs(batch, input_gradient, out);
+  out.push_back(
+      {name(), combine_ == Combine::kSum ? "add" : "concat", combine_cost(batch, input_gradient)});
 }
 
 }  // namespace distlab::nn

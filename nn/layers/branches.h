@@ -1,6 +1,7 @@
 // Parallel paths over the same input whose outputs are combined: summed
-// (wide & deep: logits = linear part + deep part) or concatenated (numeric
-// features beside embeddings). Each path is a Sequential.
+// (wide & deep: logits = linear part + deep part; a residual block: the
+// block's layers + its shortcut) or concatenated (numeric features beside
+// embeddings). Each path is a Sequential; an empty one is the identity.
 #pragma once
 
 #include <memory>
@@ -27,6 +28,10 @@ class Branches : public Layer {
                      std::vector<LayerCostEntry>& out) const override;
 
  private:
+  // The combination alone: the sum or the concatenation, and backward the
+  // paths' input gradients summed.
+  LayerCost combine_cost(int batch, bool input_gradient) const;
+
   std::vector<std::unique_ptr<Sequential>> paths_;
   Combine combine_;
   std::vector<const Matrix*> outputs_;  // each path's last output

@@ -12,11 +12,13 @@ namespace distlab::nn {
 Padding parse_padding(const std::string& name) {
   if (name == "valid") return Padding::kValid;
   if (name == "same") return Padding::kSame;
+  if (name == "fixed") return Padding::kFixed;
   throw Error("unknown padding '" + name + "'");
 }
 
 AxisGeometry axis_geometry(int in, int kernel, int stride, Padding padding) {
   if (padding == Padding::kValid) return {in < kernel ? 0 : (in - kernel) / stride + 1, 0};
+  if (padding == Padding::kFixed) return {(in - 1) / stride + 1, (kernel - 1) / 2};
   const int out = (in + stride - 1) / stride;
   const int total = std::max((out - 1) * stride + kernel - in, 0);
   return {out, total / 2};

@@ -17,13 +17,18 @@
 
 namespace distlab::nn {
 
-enum class Padding { kValid, kSame };
+// kFixed is the padding of TensorFlow's ResNets (`fixed_padding` in the
+// official models, `_conv` in the CIFAR-10 estimator): pad k - 1 pixels,
+// (k - 1) / 2 before and the rest after, whatever the stride, then convolve
+// without padding. At stride 1 it is `same`; at stride 2 `same` would put
+// the odd pixel after and shift every window by one.
+enum class Padding { kValid, kSame, kFixed };
 
-Padding parse_padding(const std::string& name);  // "valid" | "same"
+Padding parse_padding(const std::string& name);  // "valid" | "same" | "fixed"
 
 // Output length and leading padding of one spatial axis, TensorFlow's rule:
 // valid: ceil((in - k + 1) / s); same: ceil(in / s), padding split with the
-// extra pixel after.
+// extra pixel after; fixed: floor((in - 1) / s) + 1, (k - 1) / 2 before.
 struct AxisGeometry {
   int out = 0;
   int pad_before = 0;

@@ -1,11 +1,15 @@
-// Conv2D and MaxPool2D forward passes against direct loops that follow the
-// textbook definitions, and the output geometry against TensorFlow's rules.
+// Conv2D and the pooling layers' forward passes against direct loops or
+// values worked by hand, and the output geometry against TensorFlow's rules.
 #include <catch2/catch.hpp>
 #include <limits>
 
+#include "common/error.h"
 #include "gradient_check.h"
+#include "nn/layers/average_pool2d.h"
 #include "nn/layers/conv2d.h"
+#include "nn/layers/global_average_pool2d.h"
 #include "nn/layers/max_pool2d.h"
+#include "nn/layers/pad_channels.h"
 
 using namespace distlab::nn;
 using namespace distlab::nn::testing;
@@ -38,7 +42,7 @@ Matrix direct_conv(const Matrix& x, Shape in, const float* kernel, const float* 
 
 }  // namespace
 
-TEST_CASE("Output geometry follows TensorFlow's valid and same rules") {
+TEST_CASE("Output geometry follows TensorFlow's valid, same and fixed rules") {
   using Row = std::tuple<int, int, int, Padding, int, int>;  // in, k, s, padding -> out, pad
   const auto [in, k, s, padding, out, pad] = GENERATE(table<int, int, int, Padding, int, int>({
       Row{28, 3, 1, Padding::kValid, 26, 0},
@@ -47,8 +51,12 @@ TEST_CASE("Output geometry follows TensorFlow's valid and same rules") {
       Row{5, 3, 2, Padding::kSame, 3, 1},
       Row{6, 3, 2, Padding::kSame, 3, 0},  // total padding 1 goes after
       Row{7, 2, 2, Padding::kSame, 4, 0},
+      // fixed: k - 1 pixels, (k - 1) / 2 of them before, whatever the stride
+      Row{32, 3, 2, Padding::kFixed, 16, 1},  // same would give 16 with 0 before
+      Row{32, 3, 1, Padding::kFixed, 32, 1},
+      Row{7, 4, 2, Padding::kFixed, 4, 1},
   }));
-  CAPTURE(in, k, s, padding == Padding::kSame);
+  CAPTURE(in, k, s, static_cast<int>(padding));
   const auto g = axis_geometry(in, k, s, padding);
   CHECK(g.out == out);
   CHECK(g.pad_before == pad);
@@ -61,8 +69,10 @@ TEST_CASE("Conv2D's im2col GEMM equals the direct convolution") {
       Row{3, 3, 1, Padding::kSame},
       Row{4, 5, 2, Padding::kSame},
       Row{2, 2, 3, Padding::kValid},
+      Row{3, 3, 2, Padding::kFixed},
+      Row{2, 4, 2, Padding::kFixed},
   }));
-  CAPTURE(channels, k, stride);
+  CAPTURE(channels, k, stride, static_cast<int>(padding));
   const Shape in{9, 8, channels};
   Conv2D conv("c", in,
               {.filters = 5,
@@ -105,6 +115,48 @@ TEST_CASE("MaxPool2D takes the maximum of each window") {
   expected(0, 13) = 30;
   expected(0, 10) = 40;
   CHECK(dx == expected);
+}
+
+TEST_CASE("AveragePool2D averages each window, and at a same-padded border only the image") {
+  const Shape in{3, 3, 1};
+  // clang-format off
+  const Matrix x{{1, 2, 3,
+                  4, 5, 6,
+                  7, 8, 9}};
+  // clang-format on
+  Matrix y;
+  AveragePool2D valid("v", in, {});
+  valid.forward(x, y, {});
+  CHECK(y == Matrix{{3}});  // (1 + 2 + 4 + 5) / 4
+  // same: 2 x 2 out, the padding row and column after; TensorFlow divides
+  // the border windows by the pixels they cover, not by 4.
+  AveragePool2D same("s", in, {.padding = Padding::kSame});
+  same.forward(x, y, {});
+  CHECK(y == Matrix{{3, 4.5f, 7.5f, 9}});
+  Matrix dx;
+  same.backward(x, y, Matrix{{4, 2, 2, 1}}, &dx);
+  CHECK(dx == Matrix{{1, 1, 1, 1, 1, 1, 1, 1, 1}});
+}
+
+TEST_CASE("Global average pooling takes each channel's mean over the image") {
+  GlobalAveragePool2D pool("g", Shape{2, 2, 2});
+  const Matrix x{{1, 10, 2, 20, 3, 30, 6, 0}};  // (h, w, c) interleaved
+  Matrix y, dx;
+  pool.forward(x, y, {});
+  CHECK(y == Matrix{{3, 15}});
+  pool.backward(x, y, Matrix{{4, 8}}, &dx);
+  CHECK(dx == Matrix{{1, 2, 1, 2, 1, 2, 1, 2}});
+}
+
+TEST_CASE("Channel padding puts each pixel's channels between zeros") {
+  PadChannels pad("pad", Shape{1, 2, 2}, 1, 2);
+  const Matrix x{{1, 2, 3, 4}};
+  Matrix y, dx;
+  pad.forward(x, y, {});
+  CHECK(y == Matrix{{0, 1, 2, 0, 0, 0, 3, 4, 0, 0}});
+  pad.backward(x, y, Matrix{{9, 1, 2, 9, 9, 9, 3, 4, 9, 9}}, &dx);
+  CHECK(dx == x);
+  CHECK_THROWS_AS(PadChannels("bad", Shape{1, 1, 2}, -1, 0), distlab::Error);
 }
 
 TEST_CASE("MaxPool2D keeps channels apart") {

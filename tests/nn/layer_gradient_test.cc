@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "gradient_check.h"
+#include "nn/layers/average_pool2d.h"
 #include "nn/layers/batch_norm.h"
 #include "nn/layers/branches.h"
 #include "nn/layers/columns.h"
@@ -10,7 +11,9 @@
 #include "nn/layers/dropout.h"
 #include "nn/layers/embedding.h"
 #include "nn/layers/flatten.h"
+#include "nn/layers/global_average_pool2d.h"
 #include "nn/layers/max_pool2d.h"
+#include "nn/layers/pad_channels.h"
 #include "nn/layers/relu.h"
 #include "nn/layers/sequential.h"
 
@@ -53,8 +56,9 @@ TEST_CASE("Conv2D gradients match finite differences") {
           Row{2, 3, 1, Padding::kSame, Activation::kRelu},
           Row{3, 2, 2, Padding::kSame, Activation::kNone},
           Row{2, 3, 2, Padding::kValid, Activation::kRelu},
+          Row{2, 3, 2, Padding::kFixed, Activation::kNone},
       }));
-  CAPTURE(channels, kernel, stride, padding == Padding::kSame);
+  CAPTURE(channels, kernel, stride, static_cast<int>(padding));
   const Shape in{5, 6, channels};
   Conv2D conv("c", in,
               {.filters = 3,
@@ -76,6 +80,63 @@ TEST_CASE("MaxPool2D gradients match finite differences") {
       "p", in,
       {.pool_h = 2, .pool_w = 2, .stride_h = stride, .stride_w = stride, .padding = padding});
   require_gradients_match(pool, random_batch(2, in, 3));
+}
+
+TEST_CASE("AveragePool2D gradients match finite differences") {
+  const auto padding = GENERATE(Padding::kValid, Padding::kSame);
+  const int stride = GENERATE(1, 2);  // stride 1: windows overlap, gradients add up
+  CAPTURE(padding == Padding::kSame, stride);
+  const Shape in{5, 5, 2};
+  AveragePool2D pool(
+      "p", in,
+      {.pool_h = 3, .pool_w = 2, .stride_h = stride, .stride_w = stride, .padding = padding});
+  require_gradients_match(pool, random_batch(2, in, 3));
+}
+
+TEST_CASE("Global average pooling and channel padding gradients match finite differences") {
+  const Shape in{3, 4, 3};
+  GlobalAveragePool2D pool("g", in);
+  CHECK(pool.output_shape() == Shape::flat(3));
+  require_gradients_match(pool, random_batch(2, in, 4));
+  PadChannels pad("pad", in, 2, 1);
+  CHECK(pad.output_shape() == Shape{3, 4, 6});
+  require_gradients_match(pad, random_batch(2, in, 5));
+}
+
+TEST_CASE("A residual block with an identity or a widening shortcut passes gradients") {
+  // The CIFAR ResNet's block: conv-BN-ReLU-conv-BN beside the shortcut,
+  // summed; where the block halves the image and doubles the channels, the
+  // shortcut averages 2x2 and pads the new channels with zeros.
+  const bool widens = GENERATE(false, true);
+  CAPTURE(widens);
+  const Shape in{4, 4, 2};
+  const int filters = widens ? 4 : 2;
+  const int stride = widens ? 2 : 1;
+  const Shape mid{4 / stride, 4 / stride, filters};
+  std::vector<LayerPtr> body;
+  body.push_back(std::make_unique<Conv2D>("c1", in,
+                                          Conv2DOptions{.filters = filters,
+                                                        .stride_h = stride,
+                                                        .stride_w = stride,
+                                                        .padding = Padding::kFixed,
+                                                        .use_bias = false}));
+  body.push_back(std::make_unique<BatchNorm>("bn1", mid, BatchNormOptions{}));
+  body.push_back(std::make_unique<Conv2D>(
+      "c2", mid, Conv2DOptions{.filters = filters, .padding = Padding::kSame, .use_bias = false}));
+  body.push_back(std::make_unique<BatchNorm>("bn2", mid, BatchNormOptions{}));
+  std::vector<LayerPtr> shortcut;
+  if (widens) {
+    shortcut.push_back(std::make_unique<AveragePool2D>("avg", in, AveragePool2DOptions{}));
+    shortcut.push_back(std::make_unique<PadChannels>("pad", Shape{2, 2, 2}, 1, 1));
+  }
+  std::vector<std::unique_ptr<Sequential>> paths;
+  paths.push_back(std::make_unique<Sequential>("body", in, std::move(body)));
+  paths.push_back(std::make_unique<Sequential>("shortcut", in, std::move(shortcut)));
+  Branches block("block", in, std::move(paths), Combine::kSum);
+  CHECK(block.output_shape() == mid);
+  GradientCheckOptions options;
+  options.epsilon = 1e-3f;  // batch statistics curve sharply (see the stack below)
+  require_gradients_match(block, random_batch(4, in, 10), options);
 }
 
 TEST_CASE("Flatten and ReLU gradients match finite differences") {

@@ -3,6 +3,8 @@
 #include "nn/model_spec.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
 
 #include "common/error.h"
 #include "nn/data/taxi.h"
@@ -32,6 +34,40 @@ TEST_CASE("The lab models have Keras' parameter counts") {
   CHECK(trainable_count("taxi_wide_deep.yaml") == 1522 + 2456 + 6000 + 7070 + 3550 + 1275 + 52);
   const Model mlp(load_model_spec(models_dir() + "cifar10_mlp.yaml"), 1);
   CHECK(mlp.state_layout().count() == 3060);  // BatchNorm moving statistics
+}
+
+TEST_CASE("ResNet-44 has the published CIFAR-10 ResNet's parameters and shapes") {
+  // He et al. (2016), table 6: ResNet-44, 0.66M parameters. By hand: the
+  // first convolution 3*3*3*16 and its BatchNorm 2*16; stage 1, 7 blocks of
+  // two 3*3*16*16 convolutions and two BatchNorms of 16; stage 2, its first
+  // block 3*3*16*32 + 3*3*32*32, the other 6 two 3*3*32*32, BatchNorms of
+  // 32; stage 3 alike with 64; the dense layer 64*10 + 10. The shortcuts
+  // (pooling, zero channels) have none.
+  const int64_t stage1 = 7 * (2 * 9 * 16 * 16 + 2 * 2 * 16);
+  const int64_t stage2 = 9 * 16 * 32 + 9 * 32 * 32 + 6 * 2 * 9 * 32 * 32 + 7 * 2 * 2 * 32;
+  const int64_t stage3 = 9 * 32 * 64 + 9 * 64 * 64 + 6 * 2 * 9 * 64 * 64 + 7 * 2 * 2 * 64;
+  const int64_t expected = 9 * 3 * 16 + 2 * 16 + stage1 + stage2 + stage3 + 64 * 10 + 10;
+  CHECK(expected == 658586);
+  const Model resnet(load_model_spec(models_dir() + "cifar10_resnet44.yaml"), 1);
+  CHECK(resnet.trainable_layout().count() == expected);
+  CHECK(std::abs(resnet.trainable_layout().count() - 660000) < 5000);  // "0.66M"
+  // 43 BatchNorms over 16 + 7*2*(16 + 32 + 64) channels, two statistics each.
+  CHECK(resnet.state_layout().count() == 2 * (16 + 14 * (16 + 32 + 64)));
+  const ModelSpec& spec = resnet.spec();
+  CHECK(spec.optimizer.kind == "sgd");
+  CHECK(spec.optimizer.sgd.learning_rate == 0.1f);
+  CHECK(spec.optimizer.sgd.momentum == 0.9f);
+  // 43 convolutions and batch norms, 21 additions, one dense layer.
+  const std::vector<LayerCostEntry> costs = resnet.layer_costs(1);
+  std::map<std::string, int> kinds;
+  for (const auto& c : costs) ++kinds[c.kind];
+  CHECK(kinds["conv2d"] == 43);
+  CHECK(kinds["batch_norm"] == 43);
+  CHECK(kinds["add"] == 21);
+  CHECK(kinds["average_pool2d"] == 2);
+  CHECK(kinds["pad_channels"] == 2);
+  CHECK(kinds["global_average_pool2d"] == 1);
+  CHECK(kinds["dense"] == 1);
 }
 
 TEST_CASE("The lab specs carry the labs' hyper-parameters") {
@@ -106,6 +142,13 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
       Row{"kernel_too_big.yaml",
           "kernel_too_big.yaml:5: layers[0].conv2d: conv2d 'conv2d_1': a 5x5 kernel does not fit "
           "input (4, 4, 1) with valid padding (the input of this layer is (4, 4, 1))"},
+      Row{"residual_mismatch.yaml",
+          "residual_mismatch.yaml:6: layers[0].branches: branches 'branches_1': summed paths "
+          "must give the same shape, got (4, 4, 4) and (4, 4, 2) (the input of this layer is "
+          "(4, 4, 2))"},
+      Row{"path_not_a_list.yaml",
+          "path_not_a_list.yaml:8: layers[0].branches.paths[0]: expected a list of layers ([] "
+          "for the identity)"},
       Row{"classes_mismatch.yaml",
           "classes_mismatch.yaml:6: layers[1]: the last layer gives 2 values per example, but the "
           "model has 3 classes"},
