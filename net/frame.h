@@ -63,8 +63,9 @@ namespace distlab::realnet {
 
 inline constexpr std::array<std::byte, 4> kMagic = {std::byte{'D'}, std::byte{'L'}, std::byte{'A'},
                                                     std::byte{'B'}};
-// 2: incarnations at offset 20; 3: task reports (strategy::Tag::kTaskReport)
-inline constexpr uint16_t kProtocolVersion = 3;
+// 2: incarnations at offset 20; 3: task reports (strategy::Tag::kTaskReport);
+// 4: learning rates (strategy::Tag::kLearningRate, PsRequest::kLearningRate)
+inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr std::size_t kHeaderBytes = 56;
 // The largest message payload a receiver accepts unless told otherwise: 1 GiB
 // (268,435,456 floats). A longer frame is refused before anything is

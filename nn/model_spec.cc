@@ -522,4 +522,9 @@ std::vector<std::string> optimizer_state_names(const OptimizerSpec& spec) {
   return out;
 }
 
+float initial_learning_rate(const OptimizerSpec& spec) {
+  if (spec.kind == "per_layer") throw Error("a per_layer optimizer has a learning rate per part");
+  return make_single_optimizer(spec, 0)->learning_rate();
+}
+
 }  // namespace distlab::nn

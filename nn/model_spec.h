@@ -72,5 +72,8 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, const Param
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSpec& spec, const ParameterLayout& layout);
 // Its state slots' names, without making one (checkpoint layouts).
 std::vector<std::string> optimizer_state_names(const OptimizerSpec& spec);
+// The rate a single optimizer starts at, without making one (a schedule's
+// first rate). Throws Error for per_layer, whose parts have a rate each.
+float initial_learning_rate(const OptimizerSpec& spec);
 
 }  // namespace distlab::nn

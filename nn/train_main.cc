@@ -66,7 +66,7 @@ std::string weights_sha256(const Model& model) {
 
 // Checkpoints of ./train are at epoch ends, in the same file format as the
 // distributed runs' (strategy/checkpoint_file.h), with the learning rate and
-// the plateau schedule's counters as extra metadata.
+// the plateau schedule's counters (TrainingState::schedule).
 
 strategy::RunFacts facts_of(const Options& o, const ModelSpec& spec) {
   return {.scenario = "train-" + spec.name,
@@ -88,15 +88,12 @@ void save(const std::filesystem::path& dir, const Options& o, Model& model, Trai
   for (const auto slot : trainer.optimizer().state())
     state.optimizer_slots.emplace_back(slot.begin(), slot.end());
   state.optimizer_steps = {trainer.optimizer().steps()};
-  const strategy::CheckpointInfo info{
-      .step = at.step,
-      .epoch = at.epoch,
-      .batch_in_epoch = at.batch,
-      .facts = facts_of(o, model.spec()),
-      .extra = {{"learning_rate", at.learning_rate},
-                {"plateau_best", at.plateau.best},
-                {"plateau_waited", at.plateau.waited},
-                {"plateau_cooldown_left", at.plateau.cooldown_left}}};
+  state.schedule =
+      strategy::ScheduleState{.learning_rate = at.learning_rate, .plateau = at.plateau};
+  const strategy::CheckpointInfo info{.step = at.step,
+                                      .epoch = at.epoch,
+                                      .batch_in_epoch = at.batch,
+                                      .facts = facts_of(o, model.spec())};
   strategy::save_checkpoint(
       (dir / "checkpoints").string(), at.step,
       strategy::encode_checkpoint(strategy::CheckpointLayout(model), state, info), 3);
@@ -126,19 +123,12 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
               slots[i].begin());
   }
   trainer.optimizer().set_steps(c.state.optimizer_steps.front());
-  auto extra = [&](const char* key) {
-    const auto found = c.info.extra.find(key);
-    if (found == c.info.extra.end())
-      throw InputError("--resume " + c.path + ": no " + key + " in it");
-    return found->second;
-  };
+  if (!c.state.schedule) throw InputError("--resume " + c.path + ": no learning rate in it");
   trainer.restore({.epoch = c.info.epoch,
                    .batch = c.info.batch_in_epoch,
                    .step = c.info.step,
-                   .learning_rate = static_cast<float>(extra("learning_rate")),
-                   .plateau = {.best = extra("plateau_best"),
-                               .waited = static_cast<int>(extra("plateau_waited")),
-                               .cooldown_left = static_cast<int>(extra("plateau_cooldown_left"))}});
+                   .learning_rate = c.state.schedule->learning_rate,
+                   .plateau = c.state.schedule->plateau});
   if (!o.quiet) {
     std::printf("resuming from %s (epoch %lld, step %lld)\n", c.path.c_str(),
                 static_cast<long long>(c.info.epoch), static_cast<long long>(c.info.step));

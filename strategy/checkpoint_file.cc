@@ -1,7 +1,10 @@
 #include "strategy/checkpoint_file.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
@@ -29,15 +32,40 @@ nlohmann::json facts_json(const RunFacts& f) {
           {"replicas", f.replicas}, {"parameter_servers", f.ps}};
 }
 
+// A schedule's position as the "extra" numbers ./train's checkpoints have
+// always had. A best of infinity (nothing observed yet) is left out: JSON
+// has no infinity, and files written before wrote null, read back as it.
+nlohmann::json schedule_json(const ScheduleState& s) {
+  nlohmann::json j = {{"learning_rate", s.learning_rate},
+                      {"plateau_waited", s.plateau.waited},
+                      {"plateau_cooldown_left", s.plateau.cooldown_left}};
+  if (std::isfinite(s.plateau.best)) j["plateau_best"] = s.plateau.best;
+  return j;
+}
+
+std::optional<ScheduleState> read_schedule(const nlohmann::json& info) {
+  const auto extra = info.find("extra");
+  if (extra == info.end() || !extra->contains("learning_rate")) return std::nullopt;
+  ScheduleState s;
+  s.learning_rate = extra->at("learning_rate").get<float>();
+  const auto best = extra->find("plateau_best");
+  s.plateau.best = best == extra->end() || best->is_null() ? std::numeric_limits<double>::infinity()
+                                                           : best->get<double>();
+  s.plateau.waited = extra->value("plateau_waited", 0);
+  s.plateau.cooldown_left = extra->value("plateau_cooldown_left", 0);
+  return s;
+}
+
 std::string info_json(const CheckpointInfo& info, const std::string& fingerprint,
-                      const std::string* spec_yaml = nullptr) {
+                      const std::string* spec_yaml = nullptr,
+                      const std::optional<ScheduleState>& schedule = std::nullopt) {
   nlohmann::ordered_json j;
   j["step"] = info.step;
   j["epoch"] = info.epoch;
   j["batch_in_epoch"] = info.batch_in_epoch;
   j["model_fingerprint"] = fingerprint;
   j["run"] = facts_json(info.facts);
-  if (!info.extra.empty()) j["extra"] = info.extra;
+  if (schedule) j["extra"] = schedule_json(*schedule);
   if (spec_yaml) j["model_spec"] = *spec_yaml;
   return j.dump();
 }
@@ -136,7 +164,7 @@ std::vector<std::byte> encode_checkpoint(const CheckpointLayout& layout, const T
       throw Error("a checkpoint's optimizer state does not fit its model's layout");
   }
   const auto tensors = layout.tensors(&state, static_cast<int>(state.optimizer_steps.size()));
-  const std::string json = info_json(info, layout.fingerprint());
+  const std::string json = info_json(info, layout.fingerprint(), nullptr, state.schedule);
   return safetensors::encode(tensors, metadata(json, checksum(json, tensors)));
 }
 
@@ -153,7 +181,7 @@ namespace {
 // The file's metadata checked (format, checksum) and read; `format` is the
 // one the caller expects.
 CheckpointInfo read_info(const safetensors::File& file, const std::string& path, const char* format,
-                         std::string* spec_yaml) {
+                         std::string* spec_yaml, std::optional<ScheduleState>* schedule = nullptr) {
   const std::string& has = required(file.metadata, "format", path);
   if (has == kModelFormat && std::string(format) == kFormat) {
     throw DataError(path,
@@ -188,7 +216,7 @@ CheckpointInfo read_info(const safetensors::File& file, const std::string& path,
                   .batch_size = run.at("batch_size").get<int64_t>(),
                   .replicas = run.at("replicas").get<int>(),
                   .ps = run.at("parameter_servers").get<int>()};
-    if (j.contains("extra")) info.extra = j.at("extra").get<std::map<std::string, double>>();
+    if (schedule) *schedule = read_schedule(j);
     if (spec_yaml) *spec_yaml = j.at("model_spec").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path, std::string("malformed distlab metadata: ") + e.what());
@@ -234,7 +262,7 @@ LoadedCheckpoint decode_checkpoint(std::span<const std::byte> bytes, const std::
   const safetensors::File file = safetensors::decode(bytes, path);
   LoadedCheckpoint loaded;
   loaded.path = path;
-  loaded.info = read_info(file, path, kFormat, nullptr);
+  loaded.info = read_info(file, path, kFormat, nullptr, &loaded.state.schedule);
   if (loaded.info.model_fingerprint != layout.fingerprint()) {
     throw DataError(path, "a checkpoint of another model or optimizer (scenario " +
                               loaded.info.facts.scenario +

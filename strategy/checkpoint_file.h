@@ -86,9 +86,6 @@ struct CheckpointInfo {
   int64_t batch_in_epoch = 0;  // ...and the next batch within it
   RunFacts facts;
   std::string model_fingerprint;
-  // What else a writer needs back (./train: its learning rate and its
-  // plateau schedule's counters), by name.
-  std::map<std::string, double> extra;
 };
 
 std::vector<std::byte> encode_checkpoint(const CheckpointLayout& layout, const TrainingState& state,

@@ -20,6 +20,8 @@ const char* tag_name(Tag tag) {
       return "shard-state";
     case Tag::kTaskReport:
       return "task-report";
+    case Tag::kLearningRate:
+      return "learning-rate";
   }
   return "?";
 }

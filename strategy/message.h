@@ -24,7 +24,10 @@ enum class Tag : uint16_t {
   // (run/task_report.h) as text, so that the chief of a real cluster can
   // write the run directory (see text_message).
   kTaskReport,
-  kLast = kTaskReport,
+  // The chief -> every other replica of a synchronous run, at an epoch's
+  // end: the rate its plateau schedule set (one float).
+  kLearningRate,
+  kLast = kLearningRate,
 };
 const char* tag_name(Tag tag);
 

@@ -62,6 +62,24 @@ int64_t shard_state_floats(const TrainingSetup& setup, const Shard& shard) {
   return shard.size * static_cast<int64_t>(1 + setup.checkpoint_layout().slots());
 }
 
+// A server's part of a restore: its shard's state, then the schedule's
+// learning rate where the model has one.
+int64_t shard_restore_floats(const TrainingSetup& setup, const Shard& shard) {
+  return shard_state_floats(setup, shard) + (setup.spec().reduce_lr_on_plateau ? 1 : 0);
+}
+
+// The chief, at an epoch's end: the rate its plateau schedule set, to every
+// server, whose optimizers apply the updates (Replica::after_step).
+void send_learning_rate(Runtime& runtime, const Replica& chief, int64_t step) {
+  const float rate = chief.learning_rate();
+  for (int j = 0; j < runtime.cluster().ps; ++j) {
+    Message m =
+        make_message(Tag::kToParameterServer, step, 1, runtime.full_fidelity() ? &rate : nullptr);
+    m.op = static_cast<int32_t>(PsRequest::kLearningRate);
+    runtime.send({Role::kPs, j}, std::move(m));
+  }
+}
+
 // Which of a checkpoint's optimizer step counts belongs to shard j: its own
 // when the checkpoint has one per shard, else the single one it has.
 int64_t optimizer_steps_of(const TrainingState& state, int j) {
@@ -116,8 +134,9 @@ void scatter_shards(Runtime& runtime, Replica& chief, const TrainingState& state
       };
       add(state.parameters);
       for (const auto& slot : state.optimizer_slots) add(slot);
+      if (setup.spec().reduce_lr_on_plateau) packed.push_back(chief.learning_rate());
     }
-    Message m = make_message(Tag::kRestore, state.step, shard_state_floats(setup, shard),
+    Message m = make_message(Tag::kRestore, state.step, shard_restore_floats(setup, shard),
                              values ? packed.data() : nullptr);
     m.version = optimizer_steps_of(state, j);
     runtime.send({Role::kPs, j}, std::move(m));
@@ -171,7 +190,14 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
         replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
     runtime.among_devices(DeviceCollective::kReduce, model_bytes);
     push(runtime, step, replica.gradients(), versions, wire, segment_floats);
+    const bool decides_rate = replica.is_chief() && replica.ends_scheduled_epoch(step);
+    // The schedule observes the weights after this update, as a single
+    // process's does (sync: the servers answer once it is applied).
+    if (decides_rate) {
+      pull(runtime, PsRequest::kPull, step, replica.parameters(), versions, segment_floats);
+    }
     replica.after_step(step, loss);
+    if (decides_rate) send_learning_rate(runtime, replica, step);
     checkpoints.after_step(step + 1);
     runtime.end_step(loss);
   }
@@ -219,11 +245,12 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   int64_t gradients_applied = 0;
   std::vector<int64_t> pushes(replicas, 0);
   std::vector<int64_t> steps_reached(replicas, 0);  // per worker: after its latest push
+  int64_t applied_through = -1;                     // sync: the step of the last update
   if (setup.checkpoints().resuming) {
     // The chief's part of the checkpoint: the shard, its optimizer state and
     // the updates applied to it.
     Message m = runtime.recv(cluster.replica(0), Tag::kRestore);
-    const int64_t floats = shard_state_floats(setup, shard);
+    const int64_t floats = shard_restore_floats(setup, shard);
     if (m.bytes != static_cast<uint64_t>(floats) * sizeof(float)) {
       throw Error(task_name(runtime.self()) + ": the chief's restore holds " +
                   std::to_string(m.bytes) + " bytes where " + std::to_string(floats * 4) +
@@ -238,10 +265,12 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         std::copy(from, from + shard.size, slot.begin());
       }
       optimizer->set_steps(version);
+      if (setup.spec().reduce_lr_on_plateau) optimizer->set_learning_rate(m.values.back());
     }
     // Sync: every worker's pushes so far count as applied.
     std::fill(pushes.begin(), pushes.end(), version);
     std::fill(steps_reached.begin(), steps_reached.end(), m.step);
+    applied_through = m.step - 1;
   }
   const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
   // Each worker's latest gradient, in float32 (sync: this step's, until all
@@ -301,6 +330,28 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
                      task_name(runtime.self()) + ": a push");
     return into;
   };
+  // A rate from the chief's schedule, sent after its last push of an
+  // epoch. Sync: that epoch's update may still wait for the others' pushes
+  // (or, the chief having evaluated meanwhile, have been followed by their
+  // next pushes): the rate takes effect once the update of the step it
+  // names is applied, as the epoch's last update runs at the old rate.
+  struct PendingRate {
+    int64_t after_step = 0;
+    float rate = 0;
+  };
+  std::optional<PendingRate> pending_rate;
+  auto set_learning_rate = [&](const Message& m) {
+    if (!runtime.full_fidelity()) return;
+    if (m.values.size() != 1) {
+      throw Error(task_name(runtime.self()) + ": a learning rate of " +
+                  std::to_string(m.values.size()) + " floats from " + task_name(m.from));
+    }
+    if (sync && applied_through < m.step) {
+      pending_rate = PendingRate{m.step, m.values.front()};
+    } else {
+      optimizer->set_learning_rate(m.values.front());
+    }
+  };
   // Sync: a worker's pull waits until every push it made has been applied.
   auto ready = [&](const Message& m) {
     return !sync || pushes[cluster.replica_rank(m.from)] <= version;
@@ -338,6 +389,11 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         });
         apply(sum, -1, replicas);
         pending_count = 0;
+        applied_through = m.step;
+        if (pending_rate && pending_rate->after_step <= applied_through) {
+          optimizer->set_learning_rate(pending_rate->rate);
+          pending_rate.reset();
+        }
         for (auto it = deferred.begin(); it != deferred.end();) {
           const auto op = static_cast<PsRequest>(it->op);
           if ((op == PsRequest::kPull || op == PsRequest::kCheckpoint) && ready(*it)) {
@@ -365,6 +421,9 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         break;
       case PsRequest::kDone:
         done = true;
+        break;
+      case PsRequest::kLearningRate:
+        set_learning_rate(m);
         break;
       default:
         throw Error(task_name(runtime.self()) + ": unknown request " + std::to_string(m.op) +

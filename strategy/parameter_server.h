@@ -38,6 +38,9 @@ enum class PsRequest : int32_t {
   // PS may stop. Until then it keeps serving, so that a chief that fails at
   // the very end can come back and ask again.
   kDone = 6,
+  // The chief, at an epoch's end: the rate its plateau schedule set (one
+  // float), for every update after that epoch's.
+  kLearningRate = 7,
 };
 
 TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& setup);

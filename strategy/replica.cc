@@ -30,6 +30,10 @@ Replica::Replica(Runtime& runtime, const TrainingSetup& setup)
     model_->seed_randomness(static_cast<uint64_t>(rank_));
     optimizer_ = nn::make_optimizer(setup.spec().optimizer, model_->trainable_layout());
   }
+  if (setup.spec().reduce_lr_on_plateau) {
+    plateau_.emplace(*setup.spec().reduce_lr_on_plateau);
+    learning_rate_ = nn::initial_learning_rate(setup.spec().optimizer);
+  }
 }
 
 FloatRange Replica::parameters() {
@@ -81,6 +85,7 @@ void Replica::apply_gradients() {
 TrainingState Replica::training_state(int64_t step) {
   TrainingState state;
   state.step = step;
+  if (plateau_) state.schedule = ScheduleState{learning_rate_, plateau_->state()};
   if (!model_) return state;
   const auto params = model_->parameters();
   const auto model_state = model_->state();
@@ -93,6 +98,12 @@ TrainingState Replica::training_state(int64_t step) {
 }
 
 void Replica::restore(const TrainingState& state) {
+  // A checkpoint written without a schedule (another spec's optimizer
+  // options, or an older file) leaves it at its start.
+  if (plateau_ && state.schedule) {
+    plateau_->restore(state.schedule->plateau);
+    set_learning_rate(state.schedule->learning_rate);
+  }
   if (!model_) return;
   auto fill = [&](std::span<float> to, const std::vector<float>& from, const char* what) {
     if (from.size() != to.size()) {
@@ -114,19 +125,37 @@ void Replica::restore(const TrainingState& state) {
   optimizer_->set_steps(state.optimizer_steps.empty() ? 0 : state.optimizer_steps.front());
 }
 
+bool Replica::ends_scheduled_epoch(int64_t step) const {
+  return plateau_ && (step + 1) % steps_per_epoch() == 0;
+}
+
+void Replica::set_learning_rate(float rate) {
+  learning_rate_ = rate;
+  if (optimizer_) optimizer_->set_learning_rate(rate);
+}
+
 void Replica::after_step(int64_t step, double train_loss) {
   if (!is_chief()) return;
   const int64_t every = setup_.training().eval_every;
-  if (every > 0 && (step + 1) % every == 0 && step + 1 < total_steps_) {
+  const bool curve_point = every > 0 && (step + 1) % every == 0 && step + 1 < total_steps_;
+  const bool epoch_end = ends_scheduled_epoch(step);
+  if (curve_point || epoch_end) {
     nn::Evaluation evaluation{.loss = kNaN, .accuracy = kNaN};
     runtime_.compute(setup_.evaluation_work(), [&] {
       evaluation = model_->evaluate(setup_.evaluation_set(), kEvaluationBatch);
     });
-    runtime_.add_curve_point({.seconds = runtime_.now(),
-                              .step = step + 1,
-                              .train_loss = train_loss,
-                              .test_loss = evaluation.loss,
-                              .test_accuracy = evaluation.accuracy});
+    if (curve_point) {
+      runtime_.add_curve_point({.seconds = runtime_.now(),
+                                .step = step + 1,
+                                .train_loss = train_loss,
+                                .test_loss = evaluation.loss,
+                                .test_accuracy = evaluation.accuracy});
+    }
+    // Timing fidelity has no loss to observe: the rate stays, and only the
+    // evaluation's time counts.
+    if (epoch_end && model_) {
+      set_learning_rate(plateau_->observe(evaluation.loss, learning_rate_));
+    }
   }
   if (setup_.on_chief_step) setup_.on_chief_step(step + 1, total_steps_);
 }

@@ -57,8 +57,18 @@ class Replica {
   void apply_gradients();
 
   // The chief evaluates every eval_every steps (after `step`, 0-based) and
-  // reports progress; other replicas do nothing.
+  // reports progress; other replicas do nothing. With a plateau schedule
+  // it also evaluates at the end of every epoch, and its schedule observes
+  // the test loss and sets the rate of the next epoch, as Keras'
+  // ReduceLROnPlateau does at an epoch's end.
   void after_step(int64_t step, double train_loss);
+
+  // Whether `step` ends an epoch of a model with a plateau schedule: the
+  // moment the strategy hands the chief's rate to whoever applies updates
+  // (every replica of a synchronous run; a parameter server's shards).
+  bool ends_scheduled_epoch(int64_t step) const;
+  float learning_rate() const { return learning_rate_; }
+  void set_learning_rate(float rate);
   // The replica's whole state after `step` steps (full fidelity; in timing
   // fidelity only the step), and its restoration from a checkpoint's.
   TrainingState training_state(int64_t step);
@@ -79,6 +89,10 @@ class Replica {
   nn::BatchSampler sampler_;
   std::unique_ptr<nn::Model> model_;  // full fidelity only
   std::unique_ptr<nn::Optimizer> optimizer_;
+  // The schedule; only the chief's observes. learning_rate_ is the rate in
+  // force, kept apart from the optimizer so that timing fidelity has it.
+  std::optional<nn::ReduceLrOnPlateau> plateau_;
+  float learning_rate_ = 0;
   nn::Matrix x_;
   std::vector<int32_t> y_;
 };

@@ -10,11 +10,12 @@ namespace distlab::strategy {
 namespace {
 
 // A replica's part of a restore: everything but the step, in one message:
-// parameters, moving statistics, then each optimizer slot.
+// parameters, moving statistics, each optimizer slot, then the schedule's
+// learning rate where the model has one.
 int64_t restore_floats(const TrainingSetup& setup) {
   const CheckpointLayout& layout = setup.checkpoint_layout();
   return layout.parameter_floats() * static_cast<int64_t>(1 + layout.slots()) +
-         layout.state_floats();
+         layout.state_floats() + (setup.spec().reduce_lr_on_plateau ? 1 : 0);
 }
 
 TrainingState gather_replica_state(Runtime&, Replica& chief, int64_t steps_done) {
@@ -30,6 +31,7 @@ void scatter_replica_state(Runtime& runtime, Replica& chief, const TrainingState
     packed.insert(packed.end(), state.model_state.begin(), state.model_state.end());
     for (const auto& slot : state.optimizer_slots)
       packed.insert(packed.end(), slot.begin(), slot.end());
+    if (chief.setup().spec().reduce_lr_on_plateau) packed.push_back(chief.learning_rate());
   }
   const int64_t floats = restore_floats(chief.setup());
   for (int r = 1; r < chief.replicas(); ++r) {
@@ -62,9 +64,36 @@ int64_t receive_replica_state(Runtime& runtime, Replica& replica) {
       state.optimizer_slots.push_back(take(layout.parameter_floats()));
     }
     state.optimizer_steps = {m.version};
+    // The rate only: the chief's schedule alone observes.
+    if (replica.setup().spec().reduce_lr_on_plateau) {
+      state.schedule = ScheduleState{.learning_rate = take(1).front()};
+    }
     replica.restore(state);
   }
   return m.step;
+}
+
+// Keras' ReduceLROnPlateau, agreed: at the end of an epoch the chief's
+// schedule has observed its evaluation (Replica::after_step), and every
+// other replica takes the rate it set before the next step.
+void share_learning_rate(Runtime& runtime, Replica& replica, int64_t step) {
+  const ClusterSpec& cluster = runtime.cluster();
+  if (replica.is_chief()) {
+    const float rate = replica.learning_rate();
+    for (int r = 1; r < replica.replicas(); ++r) {
+      runtime.send(cluster.replica(r), make_message(Tag::kLearningRate, step, 1,
+                                                    runtime.full_fidelity() ? &rate : nullptr));
+    }
+    return;
+  }
+  const Message m = runtime.recv(cluster.replica(0), Tag::kLearningRate);
+  if (runtime.full_fidelity()) {
+    if (m.values.size() != 1) {
+      throw Error(task_name(runtime.self()) + ": a learning rate of " +
+                  std::to_string(m.values.size()) + " floats from the chief");
+    }
+    replica.set_learning_rate(m.values.front());
+  }
 }
 
 }  // namespace
@@ -96,6 +125,7 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
     runtime.among_devices(DeviceCollective::kAllGather, model_bytes);
     replica.apply_gradients();
     replica.after_step(step, loss);
+    if (replica.ends_scheduled_epoch(step)) share_learning_rate(runtime, replica, step);
     checkpoints.after_step(step + 1);
     runtime.end_step(loss);
   }

@@ -6,9 +6,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "nn/lr_schedule.h"
+
 namespace distlab::strategy {
+
+// Where a model's reduce-LR-on-plateau schedule stands: the rate it has set
+// and its counters. In a distributed run the chief's schedule decides for
+// every replica and server (strategy/learning_rate.h).
+struct ScheduleState {
+  float learning_rate = 0;
+  nn::ReduceLrOnPlateau::State plateau;
+};
 
 struct TrainingState {
   int64_t step = 0;               // steps every replica has taken
@@ -22,6 +33,8 @@ struct TrainingState {
   // Updates applied by each optimizer: one for a synchronous run, one per
   // shard for parameter servers (each shard has its own optimizer).
   std::vector<int64_t> optimizer_steps;
+  // With a schedule (./train always records its rate): where it stands.
+  std::optional<ScheduleState> schedule;
 };
 
 }  // namespace distlab::strategy

@@ -99,6 +99,10 @@ int main(int argc, char** argv) {
   const strategy::Message report =
       strategy::text_message(strategy::Tag::kTaskReport, R"({"role": "worker", "index": 1})");
   write(frames / "message_task_report.bin", message_bytes(report, 2));
+  const float rate = 0.05f;
+  const strategy::Message learning_rate =
+      strategy::make_message(strategy::Tag::kLearningRate, 39, 1, &rate);
+  write(frames / "message_learning_rate.bin", message_bytes(learning_rate, 1));
 
   // handshake_fuzz: verify with a right MAC, and frames for both sides.
   const auto handshakes = dir / "handshake_fuzz";

@@ -84,6 +84,15 @@ check "... with a checkpoint at its last step" test -f "$work/steps/checkpoints/
 "$train" "${mlp[@]}" --steps 24 --resume "$work/steps" --out "$work/steps-resumed"
 check "a run resumed from part way through an epoch ends as the run that never stopped" \
   test "$(sha "$work/steps-resumed/summary.json")" = "$(sha "$work/whole/summary.json")"
+# Before the schedule's first observation its best loss is infinite, which
+# JSON cannot hold: such a checkpoint was once unreadable.
+"$train" "${mlp[@]}" --steps 3 --checkpoint-every 1 --out "$work/early"
+"$train" "${mlp[@]:0:3}" --steps 24 --resume "$work/early" --out "$work/early-resumed" \
+  >"$work/out" 2>&1
+check "a checkpoint from before the first epoch's end resumes" \
+  grep -q "resuming from .*step-000000003" "$work/out"
+check "... to the run that never stopped" \
+  test "$(sha "$work/early-resumed/summary.json")" = "$(sha "$work/whole/summary.json")"
 "$train" "${mlp[@]}" --steps 20 --epochs 2 >"$work/out" 2>"$work/err"
 check "--steps with --epochs exits 2" test $? -eq 2
 "$train" "${mlp[@]}" --resume "$work/nothing" >"$work/out" 2>"$work/err"

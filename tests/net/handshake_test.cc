@@ -96,13 +96,13 @@ TEST_CASE("nonces are 32 random bytes, different every time") {
 TEST_CASE("the MAC is HMAC-SHA256 over the documented input") {
   // Computed independently with Python's hmac module:
   // hmac.new(secret, b"distlab realnet handshake" + b"C" + bytes(range(32))
-  //          + struct.pack("<IIH", 2, 0, 3), hashlib.sha256)
-  // (the last field is the protocol version, 3)
+  //          + struct.pack("<IIH", 2, 0, 4), hashlib.sha256)
+  // (the last field is the protocol version, 4)
   const auto secret = secret_bytes(kSecret);
   CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), 2, 0)) ==
-        "139b41c963f171583bddbac10cee108442dbf7005d8f2861b32de5d79aa5e32d");
+        "89e23859376249e48136fc0351918f560c4bf07b5106872d4e94037b9241dd6b");
   CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), 2, 0)) ==
-        "2fe0664f81ad3c4efd0c0f6e25524d533dfee6604c9e6f74627c14ef873271d6");
+        "0070fc5e09fd96b987e46c38f678a5da75d30126f76a8a9b04562a65809730f0");
   CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), 2, 0), distlab::Error);
 }
 

@@ -69,4 +69,16 @@ compare "chief+2-segmented" "" "${small[@]}" --set cluster.workers=2 \
 compare "ps-sync-segmented-float16" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
   --set strategy.name=parameter_server --set strategy.mode=sync \
   --set strategy.gradient_dtype=float16 --set strategy.segment_bytes=16384
+# A plateau schedule that halves the rate at every epoch after the first:
+# the chief's decision reaches the other replicas (all-reduce) and the
+# servers (parameter server) at the same step on both backends.
+plateau=$work/mnist_cnn_plateau.yaml
+{
+  cat "$src/scenarios/models/mnist_cnn.yaml"
+  echo "reduce_lr_on_plateau: {factor: 0.5, patience: 0, min_delta: 100}"
+} >"$plateau"
+compare "chief+1-plateau" "" "${small[@]}" --set model="$plateau" --set training.epochs=3
+compare "ps-sync-plateau" "" "${small[@]}" --set model="$plateau" --set training.epochs=3 \
+  --set cluster.workers=2 --set cluster.ps=1 --set strategy.name=parameter_server \
+  --set strategy.mode=sync
 exit $failures
