@@ -23,7 +23,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 # Time categories of the stacked bars, in a fixed colour each.
 TIME_PARTS = [("compute", "#0072B2"), ("communication", "#E69F00"), ("waiting", "#CC79A7"),
-              ("checkpoint", "#009E73")]
+              ("checkpoint", "#009E73"), ("input", "#D55E00")]
 
 STYLE = {
     "font.size": 11,
@@ -174,12 +174,13 @@ def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None, l
 
 def time_bars(fig, ax, title, rows, unit):
     """Stacked bars of one run: compute, communication, waiting, checkpoint
-    seconds per task (or per role, for large clusters)."""
+    and input seconds per task (or per role, for large clusters); a part no
+    task has (checkpoint, input) is left out of the legend."""
     names = [r[0] for r in rows]
     bottoms = [0.0] * len(rows)
     for k, (part, colour) in enumerate(TIME_PARTS):
         heights = [r[k + 1] for r in rows]
-        if part == "checkpoint" and not any(heights):
+        if part in ("checkpoint", "input") and not any(heights):
             continue
         bars = ax.bar(range(len(rows)), heights, bottom=bottoms, color=colour, label=part,
                       edgecolor="white", linewidth=0.5)

@@ -248,7 +248,7 @@ def time_figure(runs, labels, folder):
     fig.legend_below(max(fig.axes, key=lambda ax: len(ax.get_legend_handles_labels()[1])))
     fig.save(folder)
     caption = ("Stacked seconds of compute, communication (transfers), waiting (blocked on a"
-               " peer) and checkpoints, per task" + (" (per role, averaged, in clusters of more"
+               " peer), checkpoints and input (waiting for the input pipeline), per task" + (" (per role, averaged, in clusters of more"
                                                     " than 12 tasks)" if any(len(r.tasks()) > 12
                                                                              for r in shown)
                                                    else "") + ".")
@@ -264,7 +264,7 @@ def by_role(rows):
         roles.setdefault(name.split(":")[0], []).append(parts)
     out = []
     for role, parts in roles.items():
-        mean = [sum(p[k] for p in parts) / len(parts) for k in range(4)]
+        mean = [sum(p[k] for p in parts) / len(parts) for k in range(len(parts[0]))]
         out.append((f"{role} (mean of {len(parts)})" if len(parts) > 1 else role, *mean))
     return out
 

@@ -200,14 +200,16 @@ class Run:
         return None
 
     def time_breakdown(self):
-        """Per task: (name, compute, communication, waiting, checkpoint) seconds."""
+        """Per task: (name, compute, communication, waiting, checkpoint, input)
+        seconds (input: waiting for the input pipeline; 0 in runs before it)."""
         rows = []
         for task in self.tasks():
             rows.append((task.get("task", "?"),
                          number(task.get("compute_seconds")) or 0,
                          number(task.get("communication_seconds")) or 0,
                          number(task.get("waiting_seconds")) or 0,
-                         number(task.get("checkpoint_seconds")) or 0))
+                         number(task.get("checkpoint_seconds")) or 0,
+                         number(task.get("input_seconds")) or 0))
         return rows
 
     def describe_figures(self):

@@ -36,7 +36,8 @@ SUMMARY_COLUMNS = [
     "backend", "strategy", "fidelity", "replicas", "steps", "examples",
     "run_seconds", "wall_seconds", "examples_per_second", "communication_fraction",
     "bytes_per_step", "compute_seconds", "communication_seconds", "waiting_seconds",
-    "checkpoint_seconds", "checkpoint_fraction", "restarts", "final_loss", "final_accuracy",
+    "checkpoint_seconds", "checkpoint_fraction", "input_seconds", "restarts", "final_loss",
+    "final_accuracy",
 ]
 
 

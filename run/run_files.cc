@@ -59,6 +59,7 @@ struct Totals {
   double communication = 0;
   double waiting = 0;
   double checkpoint = 0;
+  double input = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   uint64_t messages_sent = 0;
@@ -69,6 +70,7 @@ struct Totals {
     communication += t.communication_seconds;
     waiting += t.waiting_seconds;
     checkpoint += t.checkpoint_seconds;
+    input += t.input_seconds;
     bytes_sent += t.bytes_sent;
     bytes_received += t.bytes_received;
     messages_sent += t.messages_sent;
@@ -166,6 +168,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"communication_seconds", number(t.communication_seconds)},
       {"waiting_seconds", number(t.waiting_seconds)},
       {"checkpoint_seconds", number(t.checkpoint_seconds)},
+      {"input_seconds", number(t.input_seconds)},
       {"checkpoints", t.checkpoints},
       {"communication_fraction", number(task_fraction(t))},
       {"bytes_sent", t.bytes_sent},
@@ -258,6 +261,7 @@ std::string summary_json(const RunResult& r) {
   summary["communication_seconds"] = number(totals.communication);
   summary["waiting_seconds"] = number(totals.waiting);
   summary["checkpoint_seconds"] = number(totals.checkpoint);
+  summary["input_seconds"] = number(totals.input);
   summary["checkpoints"] = checkpoints_json(r);
   summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
   summary["restarts"] = r.failures.size();
@@ -332,15 +336,16 @@ std::string cell(double x) {
 std::string steps_csv(const RunResult& r) {
   std::string out =
       "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss\n";
+      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds\n";
   for (const TaskLog& t : r.tasks) {
     const std::string name = strategy::task_name(t.task);
     for (const strategy::StepRecord& s : t.steps) {
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{}\n", name, s.step,
-                     cell(s.start), cell(s.end), cell(s.compute_seconds),
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", name,
+                     s.step, cell(s.start), cell(s.end), cell(s.compute_seconds),
                      cell(s.communication_seconds), cell(s.waiting_seconds),
                      cell(s.checkpoint_seconds), s.bytes_sent, s.bytes_received,
-                     s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss));
+                     s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss),
+                     cell(s.input_seconds));
     }
   }
   return out;
@@ -545,6 +550,11 @@ std::string format_summary_table(const RunResult& r) {
   if (files > 0) {
     line("checkpoint",
          fmt::format("{} files written or read, {} in all", files, duration(totals.checkpoint)));
+  }
+  if (totals.input > 0) {
+    line("input", fmt::format("{} waiting for the input pipeline, {} of the replicas' time",
+                              duration(totals.input),
+                              percent(ratio(totals.input, r.run_seconds * r.replicas))));
   }
   if (!r.failures.empty()) {
     int64_t lost = 0;

@@ -9,6 +9,7 @@
 
 #include "common/config_node.h"
 #include "common/error.h"
+#include "run/input_pipeline_config.h"
 #include "strategy/gradient_wire.h"
 #include "strategy/strategies.h"
 
@@ -408,7 +409,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(applied.origins));
 
   root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
-                   "training", "checkpoint", "faults", "recovery", "network"});
+                   "training", "input_pipeline", "checkpoint", "faults", "recovery", "network"});
   Scenario s;
   s.path = path;
   s.name = fs::path(path).stem().string();
@@ -429,6 +430,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.strategy = parse_strategy(root);
   s.cluster = parse_cluster(root, s.strategy, machine_types);
   s.training = parse_training(root, s.cluster, s.strategy);
+  s.training.input = parse_input_pipeline(root);
   s.checkpoint = parse_checkpoint(root);
   s.faults = parse_faults(root, s.cluster, machine_types);
   s.recovery = parse_recovery(root);

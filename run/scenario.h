@@ -33,6 +33,11 @@
 //     eval_examples: 2000
 //     train_examples: 0
 //     precision: float32                  # float32 | mixed_float16 | mixed_bfloat16 (timing only)
+//   input_pipeline:                     # per-example preprocessing on the host's CPU
+//     measured_ghz: 2.45                  # (run/input_pipeline_config.h; simulate only)
+//     stages: {decode_jpeg: 1283, resize: 1140, augment: 1326, cast: 172}
+//     offline: [decode_jpeg, resize, augment]
+//     preprocessed: false
 //   checkpoint:                         # the chief writes checkpoints/ in the run directory
 //     every_steps: 500                    # 0 = not by steps (the default)
 //     every_seconds: 0                    # run clock (simulated or wall); 0 = not by time

@@ -41,7 +41,7 @@ std::string task_report_json(const TaskReport& report) {
   for (const StepRecord& s : log.steps) {
     steps.push_back({s.step, s.start, s.end, s.compute_seconds, s.communication_seconds,
                      s.waiting_seconds, s.checkpoint_seconds, s.bytes_sent, s.bytes_received,
-                     s.staleness, number(s.loss)});
+                     s.staleness, number(s.loss), s.input_seconds});
   }
   json spans = json::array();
   for (const Span& s : log.spans)
@@ -62,7 +62,7 @@ std::string task_report_json(const TaskReport& report) {
               {"totals",
                {log.compute_seconds, log.communication_seconds, log.waiting_seconds,
                 log.checkpoint_seconds, log.bytes_sent, log.bytes_received, log.messages_sent,
-                log.messages_received, log.finished_at}},
+                log.messages_received, log.finished_at, log.input_seconds}},
               {"checkpoints", {log.checkpoints, log.checkpoint_bytes}},
               {"examples", log.examples},
               {"spans_dropped", report.spans_dropped},
@@ -90,6 +90,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
                            .communication_seconds = s[4],
                            .waiting_seconds = s[5],
                            .checkpoint_seconds = s[6],
+                           .input_seconds = s[11],
                            .bytes_sent = s[7],
                            .bytes_received = s[8],
                            .staleness = s[9],
@@ -115,6 +116,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     log.messages_sent = t[6];
     log.messages_received = t[7];
     log.finished_at = t[8];
+    log.input_seconds = t[9];
     const json& files = j.at("checkpoints");
     log.checkpoints = files.at(0);
     log.checkpoint_bytes = files.at(1);

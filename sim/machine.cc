@@ -117,7 +117,8 @@ DeviceRates calibrated_rates(const ConfigNode& compute, int& threads) {
 // What a vCPU computes, and how much memory bandwidth a machine of it gets.
 struct CpuPlatform {
   double flops_per_vcpu = 0;  // peak FLOP/s of one vCPU
-  double efficiency = 0;      // of every kind not in kinds
+  double ghz = 0;
+  double efficiency = 0;  // of every kind not in kinds
   std::array<KindFigures, strategy::kOpKinds> kinds;
   double memory_per_vcpu = 0;  // bytes/s
   double memory_max = 0;       // bytes/s
@@ -234,8 +235,8 @@ void CatalogReader::read_cpus(const ConfigNode& root) {
                   "region_us", "kinds", "memory_gb_per_s_per_vcpu", "memory_gb_per_s_max"});
     const std::string name = entry_name(e, named);
     CpuPlatform cpu;
-    cpu.flops_per_vcpu =
-        positive(e.at("ghz"), 10) * kGHz * positive(e.at("flops_per_cycle_per_vcpu"), 1024);
+    cpu.ghz = positive(e.at("ghz"), 10);
+    cpu.flops_per_vcpu = cpu.ghz * kGHz * positive(e.at("flops_per_cycle_per_vcpu"), 1024);
     cpu.efficiency = positive(e.at("efficiency"), 1);
     cpu.kinds = kind_figures(e);
     cpu.memory_per_vcpu = positive(e.at("memory_gb_per_s_per_vcpu"), kMaxBandwidthGB) * kGB;
@@ -336,6 +337,7 @@ MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
   m.vcpus = static_cast<int>(e.at("vcpus").as_int(1, 4096));
   m.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
   m.cpu_peak_flops = m.vcpus * cpu.flops_per_vcpu;
+  m.cpu_ghz = cpu.ghz;
   m.cpu_efficiency = cpu.efficiency;
   m.memory_bandwidth = std::min(m.vcpus * cpu.memory_per_vcpu, cpu.memory_max);
   m.cpu_rates = rates_from(cpu.kinds, m.cpu_peak_flops, m.memory_bandwidth);

@@ -63,6 +63,7 @@ struct MachineType {
   int vcpus = 0;
   double memory_bytes = 0;
   double cpu_peak_flops = 0;  // FP32 FLOP/s of all vCPUs together
+  double cpu_ghz = 0;         // a vCPU's clock (input pipelines scale with it)
   double cpu_efficiency = 0;  // fraction of peak that NN kernels reach (default of every kind)
   DeviceRates cpu_rates;      // per kind of operation, at cpu_threads threads
   int cpu_threads = 0;        // compute threads the rates assume: all vCPUs unless calibrated
@@ -79,6 +80,12 @@ struct MachineType {
   std::string gpu;           // a GpuType name, "" without GPUs
   double bus_bandwidth = 0;  // bytes/s between devices (PCIe or NVLink), per device
   double bus_latency = 0;    // seconds
+};
+
+// A host's CPU, as far as an input pipeline sees it.
+struct InputCpu {
+  double ghz = 0;  // a vCPU's clock
+  int vcpus = 0;
 };
 
 // A host's disk, as far as checkpoints see it.

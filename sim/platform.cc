@@ -33,6 +33,12 @@ Disk disk_of(const MachineType& machine) {
           .file_seconds = machine.disk_file_seconds};
 }
 
+// The CPU a task's input pipeline runs on: its host's, or its share of it
+// where `sharing` tasks or replicas feed from one machine.
+InputCpu input_cpu_of(const MachineType& machine, int sharing = 1) {
+  return {.ghz = machine.cpu_ghz, .vcpus = std::max(1, machine.vcpus / std::max(1, sharing))};
+}
+
 // One machine, one replica per device (mirrored).
 ClusterPlan plan_devices_of_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
   const MachineType& machine = machine_for(scenario, catalog, Role::kChief);
@@ -56,7 +62,8 @@ ClusterPlan plan_devices_of_one_host(const run::Scenario& scenario, const Machin
                           .device = gpu,
                           .link_bandwidth = machine.bus_bandwidth,
                           .link_latency = machine.bus_latency / 2,
-                          .disk = disk_of(machine)});
+                          .disk = disk_of(machine),
+                          .input_cpu = input_cpu_of(machine, devices)});
   }
   return plan;
 }
@@ -121,6 +128,7 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                                               ? machine.loopback.latency
                                               : scenario.network.latency_seconds / 2,
                           .disk = disk_of(machine),
+                          .input_cpu = input_cpu_of(machine, static_cast<int>(spec.tasks().size())),
                           .message_cpu = message_cpu});
   }
   return plan;
@@ -166,7 +174,8 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
                           .device = device,
                           .link_bandwidth = bandwidth,
                           .link_latency = scenario.network.latency_seconds / 2,
-                          .disk = disk_of(machine)});
+                          .disk = disk_of(machine),
+                          .input_cpu = input_cpu_of(machine)});
   }
   return plan;
 }

@@ -34,6 +34,7 @@ struct HostPlan {
   double link_bandwidth = 0;  // bytes/s, each direction
   double link_latency = 0;    // seconds, host to switch
   Disk disk;                  // where the task writes checkpoints
+  InputCpu input_cpu;         // where its input pipeline runs
   // one_host: what a message costs the CPU it shares with the other tasks,
   // on each side (sender and receiver), as cores of the shared host.
   MessageCpu message_cpu;

@@ -48,11 +48,13 @@ void MailboxTable::release_receivers() const {
 
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
-                       ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu)
+                       ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu,
+                       InputCpu input_cpu)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
       disk_(disk),
+      input_cpu_(input_cpu),
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}) {}
@@ -120,6 +122,16 @@ void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t 
   unslept_ = 0;
   const double seconds = bus_collective_seconds(collective, bytes, device_);
   if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
+}
+
+void SimRuntime::await_input(int64_t examples, const strategy::InputPipeline& input) {
+  // The step before this one has finished computing (its time slept), and
+  // the pipeline's cores are its own: it runs beside the training.
+  if (unslept_ > 0) spend_compute(unslept_);
+  unslept_ = 0;
+  if (!input_) input_.emplace(input, input_cpu_);
+  const double wait = input_->ready_at(now(), examples) - now();
+  if (wait > 0) simgrid::s4u::this_actor::sleep_for(wait);
 }
 
 double checkpoint_seconds(uint64_t bytes, const Disk& disk) {

@@ -10,9 +10,11 @@
 
 #include <simgrid/forward.h>
 
+#include <optional>
 #include <vector>
 
 #include "sim/compute_model.h"
+#include "sim/input_pipeline_model.h"
 #include "sim/machine.h"
 #include "strategy/runtime.h"
 
@@ -63,7 +65,7 @@ class SimRuntime : public strategy::Runtime {
   // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
              const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
-             MessageCpu message_cpu = {});
+             MessageCpu message_cpu = {}, InputCpu input_cpu = {});
 
   double now() const override;
 
@@ -73,11 +75,14 @@ class SimRuntime : public strategy::Runtime {
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
   void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
+  void await_input(int64_t examples, const strategy::InputPipeline& input) override;
 
  private:
   const MailboxTable& mailboxes_;
   ComputeDevice device_;
   Disk disk_;
+  InputCpu input_cpu_;
+  std::optional<InputPipelineModel> input_;  // made at the first batch
   // Spends `seconds` of compute (as timed alone) on the task's host.
   void spend_compute(double seconds);
   // Spends a message's CPU on the shared host, on one core.

@@ -166,6 +166,9 @@ int main(int argc, char** argv) {
       "Checkpoints: the chief writes <run directory>/checkpoints/step-N.safetensors every\n"
       "checkpoint.every_steps steps or every_seconds simulated seconds, and at the end;\n"
       "--resume trains on from the newest valid one up to the scenario's total.\n"
+      "Input: a scenario's input_pipeline (per-example stages on the host's CPU, e.g.\n"
+      "mirrored_4gpu.yaml) makes a replica wait when its step is quicker than its input;\n"
+      "--set input_pipeline.preprocessed=true leaves out the stages done offline.\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input (scenario, option, data).\n" +
       distlab::nn::kernels::isa_help());
   app.add_option("scenario", o.scenario, "scenario file (YAML), e.g. scenarios/ps_4workers.yaml")

@@ -2,7 +2,9 @@
 // and how long and how to train. Scenarios (run/scenario.h) hold these.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,36 @@ struct StrategyConfig {
   GradientType gradient_type = GradientType::kFloat32;
 };
 
+// What the input pipeline does to each example before a step can use it
+// (tf.data's map: decoding, resizing, augmenting), on the CPU of the task's
+// host, with the next batch prepared while a step runs (prefetch). The
+// simulator times it and shows when a worker waits on its input; a real
+// backend's input is the batch it gathers anyway, so it adds nothing.
+struct InputPipeline {
+  // Microseconds per example on one core of a CPU clocked at measured_ghz
+  // (bench/input_pipeline_cost.py measures them), by stage.
+  std::map<std::string, double> stages;
+  double measured_ghz = 0;
+  // Stages done ahead of training, when the records were written (the
+  // lab's preprocessed TFRecords): they cost nothing when `preprocessed`.
+  std::vector<std::string> offline;
+  bool preprocessed = false;
+  int threads = 0;       // parallel calls (num_parallel_calls); 0: every vCPU of the host
+  bool prefetch = true;  // the next batch is prepared while the step runs
+
+  bool enabled() const { return !stages.empty(); }
+  // One core's microseconds per example at measured_ghz, offline stages
+  // left out when preprocessed.
+  double microseconds_per_example() const {
+    double total = 0;
+    for (const auto& [stage, microseconds] : stages) {
+      const bool ahead = std::find(offline.begin(), offline.end(), stage) != offline.end();
+      if (!(preprocessed && ahead)) total += microseconds;
+    }
+    return total;
+  }
+};
+
 struct TrainingConfig {
   // Global for synchronous strategies (split among the replicas), per worker
   // for parameter servers (TrainingSetup::batch_scope()); 0 takes the model's.
@@ -60,6 +92,7 @@ struct TrainingConfig {
   int64_t eval_examples = 0;   // test examples per evaluation; 0: the whole test set
   int64_t train_examples = 0;  // first examples of the training set; 0: all
   Precision precision = Precision::kFloat32;
+  InputPipeline input;  // none: batches cost nothing to prepare
 };
 
 // When the chief writes checkpoints (the scenario's `checkpoint` section).

@@ -20,6 +20,8 @@ const char* span_kind_name(SpanKind kind) {
       return "wait";
     case SpanKind::kCheckpoint:
       return "checkpoint";
+    case SpanKind::kInput:
+      return "input";
   }
   return "?";
 }
@@ -301,6 +303,18 @@ void Runtime::checkpoint(const std::string& label, uint64_t bytes,
   if (end > start) add_span(SpanKind::kCheckpoint, start, end, label);
 }
 
+void Runtime::take_batch(int64_t examples, const InputPipeline& input) {
+  if (!input.enabled()) return;
+  const double start = now();
+  await_input(examples, input);
+  const double end = now();
+  log_.input_seconds += end - start;
+  if (step_) step_->input_seconds += end - start;
+  if (end > start && keeps_spans()) add_span(SpanKind::kInput, start, end, "waiting for input");
+}
+
+void Runtime::await_input(int64_t /*examples*/, const InputPipeline& /*input*/) {}
+
 void Runtime::begin_step(int64_t step) {
   if (step_hook_) step_hook_(step);
   step_.emplace();
@@ -337,6 +351,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.communication_seconds += later.communication_seconds;
   into.waiting_seconds += later.waiting_seconds;
   into.checkpoint_seconds += later.checkpoint_seconds;
+  into.input_seconds += later.input_seconds;
   into.examples += later.examples;
   into.checkpoints += later.checkpoints;
   into.checkpoint_bytes += later.checkpoint_bytes;

@@ -158,6 +158,11 @@ class Runtime {
   // blocks its training loop.
   void checkpoint(const std::string& label, uint64_t bytes, const std::function<void()>& io_fn);
 
+  // Takes the next batch of `examples` from the input pipeline: blocks
+  // until it is ready, accounted as input time (neither compute nor
+  // waiting for a peer). Nothing without a pipeline.
+  void take_batch(int64_t examples, const InputPipeline& input);
+
   // Step bookkeeping: what happens between begin_step and end_step is
   // added to that step's row of steps.csv.
   void begin_step(int64_t step);
@@ -199,6 +204,11 @@ class Runtime {
   // may read until await_borrowed_sends() returns.
   virtual void transmit_borrowed(TaskId to, Message message, FloatRange values);
   virtual void await_borrowed_sends();
+
+  // Lets the clock advance until the pipeline has the batch ready. The
+  // default returns at once: a real backend's input is the batch its
+  // replica gathers anyway, and the simulator models the stages.
+  virtual void await_input(int64_t examples, const InputPipeline& input);
 
   // Lets the clock advance by a collective among the task's devices
   // (devices() > 1 only). Backends without devices never get one.

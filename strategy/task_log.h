@@ -19,6 +19,7 @@ enum class SpanKind {
   kReceive,  // the message was on its way: transfer time
   kWait,     // nothing had been sent yet: waiting for a peer
   kCheckpoint,
+  kInput,  // the input pipeline had not prepared the next batch yet
 };
 const char* span_kind_name(SpanKind kind);
 
@@ -38,6 +39,7 @@ struct StepRecord {
   double communication_seconds = 0;
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
+  double input_seconds = 0;  // waiting for the input pipeline
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   int64_t staleness = -1;  // parameter-server updates only; -1 where it does not apply
@@ -69,6 +71,7 @@ struct TaskLog {
   double communication_seconds = 0;
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
+  double input_seconds = 0;  // waiting for the input pipeline (not in waiting_seconds)
   // Examples trained on, in every life of the task: work done again after a
   // rollback counts again, as the machines did it.
   int64_t examples = 0;

@@ -287,10 +287,10 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
   REQUIRE(lines.size() == 1 + 4 + 4 + 6);
   CHECK(lines[0] ==
         "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-        "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss");
+        "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds");
   for (size_t i = 1; i < lines.size(); ++i) {
     INFO(lines[i]);
-    CHECK(split(lines[i], ',').size() == 12);
+    CHECK(split(lines[i], ',').size() == 13);
   }
 
   // Chief, step 1: starts at 0.25, lasts 0.000123456789 (simulated precision).

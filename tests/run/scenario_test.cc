@@ -560,3 +560,50 @@ TEST_CASE("Steps set on the command line replace the file's epochs, with a note"
   // Nothing to replace: no note.
   CHECK(load_scenario(file, {parse_override("training.epochs=5")}).notes.empty());
 }
+
+TEST_CASE("An input pipeline reads its stages, and refuses what it cannot time") {
+  const TempDir dir;
+  auto with = [&](const std::string& section) {
+    return dir.write("input.yaml",
+                     "model: models/mnist_cnn.yaml\n"
+                     "cluster: {machine: n1-standard-4, chief: 1}\n"
+                     "strategy: {name: local}\n" +
+                         section);
+  };
+  const Scenario s =
+      load_scenario(with("input_pipeline:\n  measured_ghz: 2.45\n  threads: 4\n"
+                         "  stages: {decode_jpeg: 1283, resize: 1140, cast: 172}\n"
+                         "  offline: [decode_jpeg, resize]\n"));
+  const distlab::strategy::InputPipeline& input = s.training.input;
+  CHECK(input.enabled());
+  CHECK(input.stages.size() == 3);
+  CHECK(input.measured_ghz == 2.45);
+  CHECK(input.threads == 4);
+  CHECK(input.prefetch);
+  CHECK(input.microseconds_per_example() == 1283 + 1140 + 172);
+  // The comparison the lab made, from the command line.
+  const Scenario preprocessed =
+      load_scenario(with("input_pipeline:\n  stages: {decode_jpeg: 1283, cast: 172}\n"
+                         "  offline: [decode_jpeg]\n"),
+                    {parse_override("input_pipeline.preprocessed=true")});
+  CHECK(preprocessed.training.input.microseconds_per_example() == 172);
+  CHECK_FALSE(load_scenario(with("")).training.input.enabled());
+
+  CHECK_THAT(message_of<ConfigError>([&] {
+               load_scenario(
+                   with("input_pipeline:\n  stages: {decode_jpeg: 1283}\n"
+                        "  offline: [decode_jpg]\n"));
+             }),
+             Catch::Contains("input.yaml:6: input_pipeline.offline[0]: no stage named "
+                             "'decode_jpg' (did you mean 'decode_jpeg'?)"));
+  CHECK_THAT(message_of<ConfigError>(
+                 [&] { load_scenario(with("input_pipeline:\n  stages: {decode_jpeg: -3}\n")); }),
+             Catch::Contains("input_pipeline.stages.decode_jpeg"));
+  CHECK_THAT(
+      message_of<ConfigError>([&] { load_scenario(with("input_pipeline:\n  stages: {}\n")); }),
+      Catch::Contains("input_pipeline.stages: expected the stages"));
+  CHECK_THAT(message_of<ConfigError>([&] {
+               load_scenario(with("input_pipeline:\n  stages: {cast: 1}\n  preprocessed: true\n"));
+             }),
+             Catch::Contains("no stage is listed as offline"));
+}

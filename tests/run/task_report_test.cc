@@ -25,6 +25,7 @@ TaskReport report(Role role, int index, double finished) {
                          .compute_seconds = 0.5,
                          .communication_seconds = 0.125,
                          .waiting_seconds = 0.125,
+                         .input_seconds = 0.0625,
                          .bytes_sent = 4096,
                          .bytes_received = 2048,
                          .staleness = role == Role::kPs ? 3 : -1,
@@ -34,6 +35,7 @@ TaskReport report(Role role, int index, double finished) {
       {.seconds = 1.25, .step = 1, .train_loss = 0.75, .test_loss = 0.5, .test_accuracy = 0.875});
   r.log.bytes_sent = 4096;
   r.log.messages_sent = 3;
+  r.log.input_seconds = 0.25;
   r.log.finished_at = finished;
   r.log.examples = role == Role::kPs ? 0 : 128;
   r.outcome.updates = 7;
@@ -54,6 +56,8 @@ TEST_CASE("a task report reads back as it was written, NaN included") {
   CHECK(back.log.steps[0].staleness == 3);
   CHECK(std::isnan(back.log.steps[0].loss));
   CHECK(back.log.steps[0].bytes_received == 2048);
+  CHECK(back.log.steps[0].input_seconds == 0.0625);
+  CHECK(back.log.input_seconds == 0.25);
   REQUIRE(back.log.spans.size() == 1);
   CHECK(back.log.spans[0].kind == strategy::SpanKind::kWait);
   CHECK(back.log.spans[0].label == "ps:0");

@@ -75,7 +75,8 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              {"weights_sha256", r.task_weights_sha256[t]},
                              {"checkpoints", log.checkpoints},
                              {"checkpoint_bytes", log.checkpoint_bytes},
-                             {"checkpoint_seconds", log.checkpoint_seconds}};
+                             {"checkpoint_seconds", log.checkpoint_seconds},
+                             {"input_seconds", log.input_seconds}};
       for (const strategy::StepRecord& step : log.steps) {
         task["staleness"].push_back(step.staleness);
         task["step_starts"].push_back(step.start);
@@ -85,6 +86,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
         task["step_numbers"].push_back(step.step);
         task["step_checkpoint"].push_back(step.checkpoint_seconds);
         task["step_waiting"].push_back(step.waiting_seconds);
+        task["step_input"].push_back(step.input_seconds);
       }
       out["tasks"].push_back(task);
     }
