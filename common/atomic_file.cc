@@ -77,4 +77,9 @@ std::vector<std::byte> read_file_bytes(const std::string& path) {
   return bytes;
 }
 
+std::string read_file_text(const std::string& path) {
+  const std::vector<std::byte> bytes = read_file_bytes(path);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 }  // namespace distlab

@@ -19,5 +19,7 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
 
 // The whole file. Throws DataError when it cannot be read.
 std::vector<std::byte> read_file_bytes(const std::string& path);
+// The same, as text (a model spec kept in the files a run writes).
+std::string read_file_text(const std::string& path);
 
 }  // namespace distlab

@@ -100,24 +100,24 @@ LayerPtr parse_conv2d(const ConfigNode& o, std::string name, Shape in) {
   return std::make_unique<Conv2D>(std::move(name), in, c);
 }
 
-LayerPtr parse_max_pool2d(const ConfigNode& o, std::string name, Shape in) {
+// max_pool2d and average_pool2d: the window, its strides (the pool's by
+// default, as Keras') and its padding.
+Pool2DOptions parse_pool(const ConfigNode& o) {
   o.allow_only({"name", "pool", "strides", "padding"});
-  MaxPool2DOptions p;
+  Pool2DOptions p;
   if (auto pool = o.find("pool")) std::tie(p.pool_h, p.pool_w) = parse_pair(*pool);
   std::tie(p.stride_h, p.stride_w) = std::pair{p.pool_h, p.pool_w};
   if (auto s = o.find("strides")) std::tie(p.stride_h, p.stride_w) = parse_pair(*s);
   p.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same"}));
-  return std::make_unique<MaxPool2D>(std::move(name), in, p);
+  return p;
+}
+
+LayerPtr parse_max_pool2d(const ConfigNode& o, std::string name, Shape in) {
+  return std::make_unique<MaxPool2D>(std::move(name), in, parse_pool(o));
 }
 
 LayerPtr parse_average_pool2d(const ConfigNode& o, std::string name, Shape in) {
-  o.allow_only({"name", "pool", "strides", "padding"});
-  AveragePool2DOptions p;
-  if (auto pool = o.find("pool")) std::tie(p.pool_h, p.pool_w) = parse_pair(*pool);
-  std::tie(p.stride_h, p.stride_w) = std::pair{p.pool_h, p.pool_w};
-  if (auto s = o.find("strides")) std::tie(p.stride_h, p.stride_w) = parse_pair(*s);
-  p.padding = parse_padding(o.get_choice("padding", "valid", {"valid", "same"}));
-  return std::make_unique<AveragePool2D>(std::move(name), in, p);
+  return std::make_unique<AveragePool2D>(std::move(name), in, parse_pool(o));
 }
 
 LayerPtr parse_pad_channels(const ConfigNode& o, std::string name, Shape in) {

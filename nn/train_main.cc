@@ -141,13 +141,12 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
 void save_model(const std::filesystem::path& dir, const Options& o, Model& model,
                 const Trainer& trainer) {
   const Trainer::Position at = trainer.position();
-  const std::vector<std::byte> spec = read_file_bytes(o.model);
   strategy::save_model_file((dir / "model.safetensors").string(), model,
                             {.step = at.step,
                              .epoch = at.epoch,
                              .batch_in_epoch = at.batch,
                              .facts = facts_of(o, model.spec())},
-                            std::string(reinterpret_cast<const char*>(spec.data()), spec.size()));
+                            read_file_text(o.model));
 }
 
 // --evaluate: a saved model on the test split of the data it was trained

@@ -1,10 +1,9 @@
 #include "run/checkpoint_plan.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "strategy/checkpoint_store.h"
 
@@ -22,10 +21,7 @@ strategy::CheckpointPlan plan_checkpoints(const Scenario& scenario,
   if (!request.run_directory.empty()) {
     plan.folder = checkpoint_folder(request.run_directory);
     plan.model_file = (std::filesystem::path(request.run_directory) / "model.safetensors").string();
-    std::ifstream spec(scenario.model_path, std::ios::binary);
-    plan.model_spec_yaml.assign(std::istreambuf_iterator<char>(spec), {});
-    if (!spec && !spec.eof())
-      throw InputError(scenario.model_path + ": cannot read the model spec");
+    plan.model_spec_yaml = read_file_text(scenario.model_path);
   }
   plan.facts = {.scenario = scenario.name,
                 .strategy = strategy_label(scenario),

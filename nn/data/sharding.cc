@@ -81,19 +81,19 @@ std::span<const int64_t> BatchSampler::batch(int64_t epoch, int64_t step) {
                             steps_per_epoch_));
   }
   if (epoch != cached_epoch_) {
-    shard_ = scope_ == BatchScope::kGlobal
+    order_ = scope_ == BatchScope::kGlobal
                  ? epoch_order(n_, seed_, epoch)
                  : shard(epoch_order(n_, seed_, epoch), worker_, workers_);
     cached_epoch_ = epoch;
   }
   if (scope_ == BatchScope::kGlobal) {
     const int64_t size = window(step);
-    return std::span<const int64_t>(shard_).subspan(step * batch_size_ + slice_start(size),
+    return std::span<const int64_t>(order_).subspan(step * batch_size_ + slice_start(size),
                                                     slice_size(size));
   }
   const int64_t begin = std::min(step * batch_size_, shard_size_);
   const int64_t end = std::min(begin + batch_size_, shard_size_);
-  return std::span<const int64_t>(shard_).subspan(begin, end - begin);
+  return std::span<const int64_t>(order_).subspan(begin, end - begin);
 }
 
 int64_t BatchSampler::local_batch_size(int64_t step) const {

@@ -87,8 +87,10 @@ class BatchSampler {
   int64_t shard_size_;
   int64_t steps_per_epoch_;
   std::optional<int64_t> cached_epoch_;
-  std::vector<int64_t> shard_;  // kPerWorker: this worker's shard of cached_epoch_'s order;
-                                // kGlobal: the whole order
+  // The examples this replica takes cached_epoch_'s batches from, in
+  // order: kPerWorker, its shard of the epoch's order; kGlobal, the whole
+  // order, each step's window then sliced among the replicas.
+  std::vector<int64_t> order_;
 };
 
 }  // namespace distlab::nn

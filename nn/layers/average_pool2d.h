@@ -10,11 +10,7 @@
 
 namespace distlab::nn {
 
-struct AveragePool2DOptions {
-  int pool_h = 2, pool_w = 2;
-  int stride_h = 2, stride_w = 2;  // Keras: strides default to the pool size
-  Padding padding = Padding::kValid;
-};
+using AveragePool2DOptions = Pool2DOptions;
 
 class AveragePool2D : public Layer {
  public:

@@ -35,6 +35,13 @@ struct AxisGeometry {
 };
 AxisGeometry axis_geometry(int in, int kernel, int stride, Padding padding);
 
+// A pooling window (max or average), Keras' options.
+struct Pool2DOptions {
+  int pool_h = 2, pool_w = 2;
+  int stride_h = 2, stride_w = 2;  // Keras: strides default to the pool size
+  Padding padding = Padding::kValid;
+};
+
 struct Conv2DOptions {
   int filters = 0;
   int kernel_h = 3, kernel_w = 3;

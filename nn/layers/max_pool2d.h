@@ -9,11 +9,7 @@
 
 namespace distlab::nn {
 
-struct MaxPool2DOptions {
-  int pool_h = 2, pool_w = 2;
-  int stride_h = 2, stride_w = 2;  // Keras: strides default to the pool size
-  Padding padding = Padding::kValid;
-};
+using MaxPool2DOptions = Pool2DOptions;
 
 class MaxPool2D : public Layer {
  public:
