@@ -330,11 +330,12 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
                      task_name(runtime.self()) + ": a push");
     return into;
   };
-  // A rate from the chief's schedule, sent after its last push of an
-  // epoch. Sync: that epoch's update may still wait for the others' pushes
-  // (or, the chief having evaluated meanwhile, have been followed by their
-  // next pushes): the rate takes effect once the update of the step it
-  // names is applied, as the epoch's last update runs at the old rate.
+  // A rate from the chief's schedule, for the updates after the epoch's
+  // last, which runs at the old rate. The chief pulls the updated weights
+  // before it evaluates, so in sync mode that update is applied when the
+  // rate arrives (the others may have pushed their next step meanwhile,
+  // whose update needs the chief's push, sent after the rate); a rate that
+  // names a step whose update is still to come waits for it all the same.
   struct PendingRate {
     int64_t after_step = 0;
     float rate = 0;
