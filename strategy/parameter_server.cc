@@ -153,8 +153,14 @@ int64_t receive_step(Runtime& runtime, Replica&) {
 
 int64_t rejoin(Runtime& runtime, Replica& replica) {
   runtime.send({Role::kPs, 0}, request(PsRequest::kRejoin, 0));
-  const int64_t step = runtime.recv({Role::kPs, 0}, Tag::kRestore).step;
-  return std::min(step, replica.total_steps());
+  const Message reply = runtime.recv({Role::kPs, 0}, Tag::kRestore);
+  // With a plateau schedule the reply holds the rate the servers apply: a
+  // chief back alone goes on from it, not from the spec's first rate (the
+  // schedule's counters died with its previous life).
+  if (runtime.full_fidelity() && reply.values.size() == 1) {
+    replica.set_learning_rate(reply.values.front());
+  }
+  return std::min(reply.step, replica.total_steps());
 }
 
 }  // namespace
@@ -412,11 +418,16 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
           ++stopped;
         }
         break;
-      case PsRequest::kRejoin:
+      case PsRequest::kRejoin: {
         // Every push of this worker that reached this PS was applied on
-        // arrival (async): it goes on after the last one.
-        runtime.send(m.from, make_message(Tag::kRestore, steps_reached[rank], 0, nullptr));
+        // arrival (async): it goes on after the last one, at the rate in
+        // force where the model has a schedule.
+        const bool scheduled = setup.spec().reduce_lr_on_plateau.has_value();
+        const float rate = optimizer ? optimizer->learning_rate() : 0.0f;
+        runtime.send(m.from, make_message(Tag::kRestore, steps_reached[rank], scheduled ? 1 : 0,
+                                          scheduled && optimizer ? &rate : nullptr));
         break;
+      }
       case PsRequest::kFinal:
         final_request = std::move(m);
         break;

@@ -136,3 +136,26 @@ TEST_CASE("a run with a plateau schedule resumes to the run that never stopped")
   CHECK(resumed["weights_sha256"] == whole["weights_sha256"]);
   fs::remove_all(dir);
 }
+
+TEST_CASE("an asynchronous chief that fails and rejoins goes on at the servers' rate") {
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  write_model(dir, "plateau");
+  const std::string async = "parameter_server async";
+  const int per_epoch =
+      simulate_yaml(dir, "one-epoch", scenario("plateau", async, 1))["tasks"][0]["steps"];
+  // It dies half way through epoch 4, after the rate was halved at the end
+  // of epoch 3; its schedule's counters die with it.
+  const std::string fault =
+      "faults: [{task: chief, at_step: " + std::to_string(3 * per_epoch + per_epoch / 2) +
+      "}]\nrecovery: {detect_seconds: 2, restart_seconds: 3}\n";
+  const json run = simulate_yaml(dir, "run-rejoin", scenario("plateau", async, 5) + fault, "",
+                                 {.run_directory = dir + "/rejoin"});
+  REQUIRE(run["failures"].size() == 1);
+  CHECK(run["failures"][0]["recovery"] == "rejoin");
+  // Back at 0.05, not at the spec's 0.1; afresh, its schedule takes epoch 4
+  // as an improvement and has waited one epoch at the end of the fifth.
+  const json schedule = newest_schedule(dir + "/rejoin");
+  CHECK(schedule["learning_rate"].get<double>() == Approx(0.05));
+  CHECK(schedule["plateau_waited"] == 1);
+  fs::remove_all(dir);
+}
