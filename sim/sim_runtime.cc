@@ -78,6 +78,11 @@ void SimRuntime::spend_compute(double seconds) {
   simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, compute_threads_);
 }
 
+void SimRuntime::settle_compute() {
+  if (unslept_ > 0) spend_compute(unslept_);
+  unslept_ = 0;
+}
+
 double SimRuntime::now() const {
   return simgrid::s4u::Engine::get_clock() + unslept_;
 }
@@ -118,8 +123,7 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
 void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
   // The towers' compute comes first; the bus is the machine's own, shared
   // with no other task.
-  if (unslept_ > 0) spend_compute(unslept_);
-  unslept_ = 0;
+  settle_compute();
   const double seconds = bus_collective_seconds(collective, bytes, device_);
   if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
 }
@@ -127,10 +131,10 @@ void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t 
 void SimRuntime::await_input(int64_t examples, const strategy::InputPipeline& input) {
   // The step before this one has finished computing (its time slept), and
   // the pipeline's cores are its own: it runs beside the training.
-  if (unslept_ > 0) spend_compute(unslept_);
-  unslept_ = 0;
+  settle_compute();
   if (!input_) input_.emplace(input, input_cpu_);
-  const double wait = input_->ready_at(now(), examples) - now();
+  const double at = now();
+  const double wait = input_->ready_at(at, examples) - at;
   if (wait > 0) simgrid::s4u::this_actor::sleep_for(wait);
 }
 
@@ -144,8 +148,7 @@ void SimRuntime::store(uint64_t bytes, const std::function<void()>& io_fn) {
   // The file is written for real (it is what a later run resumes from) but
   // takes the simulated disk's time, not this machine's; it appears once
   // that time has passed, so a task killed while writing leaves none.
-  if (unslept_ > 0) spend_compute(unslept_);
-  unslept_ = 0;
+  settle_compute();
   const double seconds = checkpoint_seconds(bytes, disk_);
   if (seconds > 0) simgrid::s4u::this_actor::sleep_for(seconds);
   if (full_fidelity() && io_fn) io_fn();

@@ -85,6 +85,9 @@ class SimRuntime : public strategy::Runtime {
   std::optional<InputPipelineModel> input_;  // made at the first batch
   // Spends `seconds` of compute (as timed alone) on the task's host.
   void spend_compute(double seconds);
+  // Sleeps the compute accumulated below the resolution: before what must
+  // start after it (the bus, the disk, the input pipeline's hand-over).
+  void settle_compute();
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
 

@@ -26,6 +26,14 @@ const char* tag_name(Tag tag) {
   return "?";
 }
 
+float learning_rate_in(const Message& message, const std::string& receiver) {
+  if (message.values.size() != 1) {
+    throw Error(receiver + ": a learning rate of " + std::to_string(message.values.size()) +
+                " floats from " + task_name(message.from));
+  }
+  return message.values.front();
+}
+
 Message make_message(Tag tag, int64_t step, int64_t count, const float* values) {
   Message message;
   message.tag = tag;

@@ -60,6 +60,11 @@ struct Message {
 // A message of `count` floats, holding `values` (full fidelity) or nothing.
 Message make_message(Tag tag, int64_t step, int64_t count, const float* values);
 
+// The rate of a learning-rate message (Tag::kLearningRate, or
+// PsRequest::kLearningRate to a server): its one float. Throws Error naming
+// `receiver` and the sender for any other payload.
+float learning_rate_in(const Message& message, const std::string& receiver);
+
 // A message that carries text rather than floats: the bytes are copied into
 // the floats as they are (the last float padded with spaces) and `version`
 // says how many of them are text. Floats are only ever copied on the way,

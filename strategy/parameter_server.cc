@@ -251,7 +251,6 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
   int64_t gradients_applied = 0;
   std::vector<int64_t> pushes(replicas, 0);
   std::vector<int64_t> steps_reached(replicas, 0);  // per worker: after its latest push
-  int64_t applied_through = -1;                     // sync: the step of the last update
   if (setup.checkpoints().resuming) {
     // The chief's part of the checkpoint: the shard, its optimizer state and
     // the updates applied to it.
@@ -276,7 +275,6 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     // Sync: every worker's pushes so far count as applied.
     std::fill(pushes.begin(), pushes.end(), version);
     std::fill(steps_reached.begin(), steps_reached.end(), m.step);
-    applied_through = m.step - 1;
   }
   const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
   // Each worker's latest gradient, in float32 (sync: this step's, until all
@@ -336,29 +334,6 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
                      task_name(runtime.self()) + ": a push");
     return into;
   };
-  // A rate from the chief's schedule, for the updates after the epoch's
-  // last, which runs at the old rate. The chief pulls the updated weights
-  // before it evaluates, so in sync mode that update is applied when the
-  // rate arrives (the others may have pushed their next step meanwhile,
-  // whose update needs the chief's push, sent after the rate); a rate that
-  // names a step whose update is still to come waits for it all the same.
-  struct PendingRate {
-    int64_t after_step = 0;
-    float rate = 0;
-  };
-  std::optional<PendingRate> pending_rate;
-  auto set_learning_rate = [&](const Message& m) {
-    if (!runtime.full_fidelity()) return;
-    if (m.values.size() != 1) {
-      throw Error(task_name(runtime.self()) + ": a learning rate of " +
-                  std::to_string(m.values.size()) + " floats from " + task_name(m.from));
-    }
-    if (sync && applied_through < m.step) {
-      pending_rate = PendingRate{m.step, m.values.front()};
-    } else {
-      optimizer->set_learning_rate(m.values.front());
-    }
-  };
   // Sync: a worker's pull waits until every push it made has been applied.
   auto ready = [&](const Message& m) {
     return !sync || pushes[cluster.replica_rank(m.from)] <= version;
@@ -396,11 +371,6 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         });
         apply(sum, -1, replicas);
         pending_count = 0;
-        applied_through = m.step;
-        if (pending_rate && pending_rate->after_step <= applied_through) {
-          optimizer->set_learning_rate(pending_rate->rate);
-          pending_rate.reset();
-        }
         for (auto it = deferred.begin(); it != deferred.end();) {
           const auto op = static_cast<PsRequest>(it->op);
           if ((op == PsRequest::kPull || op == PsRequest::kCheckpoint) && ready(*it)) {
@@ -435,7 +405,13 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
         done = true;
         break;
       case PsRequest::kLearningRate:
-        set_learning_rate(m);
+        // For every update from now on. Sync: the epoch's last update, at
+        // the old rate, is already applied: the chief pulled its weights
+        // (answered only after that update) before it evaluated and sent
+        // this.
+        if (runtime.full_fidelity()) {
+          optimizer->set_learning_rate(learning_rate_in(m, task_name(runtime.self())));
+        }
         break;
       default:
         throw Error(task_name(runtime.self()) + ": unknown request " + std::to_string(m.op) +

@@ -56,11 +56,11 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
       scale == LossScale::kGlobalBatch ? sampler_.global_batch_size(in_epoch) : batch_size;
   runtime_.count_examples(batch_size);
   double loss = kNaN;
-  // On several GPUs the batch is split into towers that run side by side:
-  // the step takes the time of the largest.
   // The input pipeline hands over this step's batch (decoded, resized,
   // augmented on the host's CPU while the previous step ran).
   runtime_.take_batch(batch_size, setup_.training().input);
+  // On several GPUs the batch is split into towers that run side by side:
+  // the step takes the time of the largest.
   const int64_t devices = runtime_.devices();
   const int64_t tower = (batch_size + devices - 1) / devices;
   runtime_.compute(setup_.training_step_work(tower), [&] {

@@ -88,11 +88,7 @@ void share_learning_rate(Runtime& runtime, Replica& replica, int64_t step) {
   }
   const Message m = runtime.recv(cluster.replica(0), Tag::kLearningRate);
   if (runtime.full_fidelity()) {
-    if (m.values.size() != 1) {
-      throw Error(task_name(runtime.self()) + ": a learning rate of " +
-                  std::to_string(m.values.size()) + " floats from the chief");
-    }
-    replica.set_learning_rate(m.values.front());
+    replica.set_learning_rate(learning_rate_in(m, task_name(runtime.self())));
   }
 }
 
