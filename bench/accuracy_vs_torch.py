@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def distlab(epochs, seed):
     with tempfile.TemporaryDirectory() as out:
-        cmd = [os.path.join(ROOT, "build/nn/distlab-train"), "--epochs", str(epochs),
+        cmd = [os.path.join(ROOT, "build/bin/distlab-train"), "--epochs", str(epochs),
                "--seed", str(seed), "--out", out, "--quiet"]
         subprocess.run(cmd, cwd=ROOT, check=True)
         with open(os.path.join(out, "curve.csv")) as f:

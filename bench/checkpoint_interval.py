@@ -27,7 +27,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIO = os.path.join(ROOT, "scenarios", "checkpoint_interval.yaml")
-SIMULATE = os.path.join(ROOT, "build", "sim", "distlab-simulate")
+SIMULATE = os.path.join(ROOT, "build", "bin", "distlab-simulate")
 STRATEGIES = {
     "allreduce (sync)": [],
     "parameter_server (async)": ["--set", "cluster.ps=1", "--set", "strategy.name=parameter_server",

@@ -48,7 +48,7 @@
 # run). (3) one namespace per task, addresses 10.231.0.2.. (inside this
 # run's namespaces only), a cluster file DIR/cluster-real.yaml, and every
 # task started as
-#   ip netns exec NS build/net/distlab-realnet --role R --index I
+#   ip netns exec NS build/bin/distlab-realnet --role R --index I
 #     --cluster DIR/cluster-real.yaml --scenario SCENARIO --threads N
 #     --timeout 600 --quiet [--set ...]     (the chief with --out DIR/real)
 # with DISTLAB_SECRET set to a fresh random secret (in the environment, so
@@ -144,8 +144,8 @@ if [ -z "$burst" ]; then
   [ "$burst" -ge 32768 ] || burst=32768
 fi
 [[ "$burst" =~ ^[1-9][0-9]*$ ]] && [ "$burst" -ge 1600 ] || die "--burst: bytes, at least 1600 (a frame)"
-realnet=$build_dir/net/distlab-realnet
-simulate=$build_dir/sim/distlab-simulate
+realnet=$build_dir/bin/distlab-realnet
+simulate=$build_dir/bin/distlab-simulate
 [ -x "$realnet" ] || die "$realnet is missing (./realnet --help builds it)"
 [ -x "$simulate" ] || die "$simulate is missing (./simulate --help builds it)"
 [ "$(id -u)" = 0 ] || die "network namespaces need root"

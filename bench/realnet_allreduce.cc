@@ -61,10 +61,10 @@
 
 #include "common/cli.h"
 #include "common/error.h"
-#include "net/cluster_config.h"
-#include "net/launcher.h"
-#include "net/message_memory.h"
-#include "net/tcp_runtime.h"
+#include "net/cluster/cluster_config.h"
+#include "net/runtime/loopback_ports.h"
+#include "net/runtime/message_memory.h"
+#include "net/runtime/tcp_runtime.h"
 #include "realnet_bench.h"
 
 using namespace distlab;
@@ -72,11 +72,11 @@ using namespace distlab::bench;
 
 namespace {
 
-realnet::TaskAssignment assignment_of(const Options& o) {
+net::TaskAssignment assignment_of(const Options& o) {
   if (o.tf_config) {
     const char* env = std::getenv("TF_CONFIG");
     if (env == nullptr) throw InputError("--tf-config: TF_CONFIG is not set");
-    return realnet::parse_tf_config(env);
+    return net::parse_tf_config(env);
   }
   const strategy::ClusterSpec spec =
       o.ps ? strategy::ClusterSpec{.chiefs = 0, .workers = o.procs - 1, .ps = 1}
@@ -88,17 +88,17 @@ realnet::TaskAssignment assignment_of(const Options& o) {
   if (*o.rank < 0 || *o.rank >= o.procs) {
     throw InputError("--rank: 0 to " + std::to_string(o.procs - 1));
   }
-  return {realnet::loopback_cluster(spec, o.ports), spec.task_at(*o.rank)};
+  return {net::loopback_cluster(spec, o.ports), spec.task_at(*o.rank)};
 }
 
 int run_process(const Options& o, const std::vector<Size>& sizes) {
-  const realnet::TaskAssignment assignment = assignment_of(o);
+  const net::TaskAssignment assignment = assignment_of(o);
   // As a ./realnet task does.
-  realnet::keep_message_memory();
-  realnet::TcpOptions tcp;
+  net::keep_message_memory();
+  net::TcpOptions tcp;
   tcp.receive_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  realnet::TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
+  net::TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
   // Every message is a span of the task's timeline; a benchmark keeps none.
   runtime.set_span_limit(0);
   runtime.connect();
@@ -117,7 +117,7 @@ int run_process(const Options& o, const std::vector<Size>& sizes) {
 
 int launch(const Options& o, int argc, char** argv) {
   if (o.procs < 2) throw InputError("--procs: at least 2");
-  const std::vector<uint16_t> ports = distlab::realnet::free_loopback_ports(o.procs);
+  const std::vector<uint16_t> ports = distlab::net::free_loopback_ports(o.procs);
   std::string port_list;
   for (uint16_t port : ports) {
     if (!port_list.empty()) port_list += ",";

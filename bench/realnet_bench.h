@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "net/tcp_runtime.h"
+#include "net/runtime/tcp_runtime.h"
 #include "strategy/config.h"
 
 namespace distlab::bench {
@@ -46,11 +46,9 @@ void barrier(strategy::Runtime& runtime, const std::vector<strategy::TaskId>& ri
 
 // The ring all-reduce benchmark (realnet_ring_bench.cc): rank 0 prints a
 // JSON line per size.
-void run_ring_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
-                        const Options& o);
+void run_ring_benchmark(net::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o);
 // The parameter-server benchmark (realnet_ps_bench.cc): the PS prints a
 // JSON line per size.
-void run_ps_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
-                      const Options& o);
+void run_ps_benchmark(net::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o);
 
 }  // namespace distlab::bench

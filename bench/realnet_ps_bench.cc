@@ -26,8 +26,7 @@ Message ps_request(strategy::PsRequest what, int64_t step) {
 
 }  // namespace
 
-void run_ps_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
-                      const Options& o) {
+void run_ps_benchmark(net::TcpRuntime& runtime, const std::vector<Size>& sizes, const Options& o) {
   using strategy::PsRequest;
   const auto& cluster = runtime.cluster();
   const std::vector<TaskId> all = cluster.tasks();

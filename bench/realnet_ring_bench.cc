@@ -34,7 +34,7 @@ double memcpy_bytes_per_second(int64_t bytes) {
 using strategy::FloatRange;
 using strategy::TaskId;
 
-void run_ring_benchmark(realnet::TcpRuntime& runtime, const std::vector<Size>& sizes,
+void run_ring_benchmark(net::TcpRuntime& runtime, const std::vector<Size>& sizes,
                         const Options& o) {
   const auto& cluster = runtime.cluster();
   const std::vector<TaskId> ring = cluster.tasks();

@@ -8,7 +8,7 @@
 #   build/bench/bare_ring --workers P --bytes N --steps S
 #   ./simulate SCENARIO --set cluster.workers=P-1 --set training.steps=S --quiet --out DIR
 # (the timing scenario has a chief, so P replicas; the script runs
-# build/sim/distlab-simulate itself, so that ./simulate's build check is not
+# build/bin/distlab-simulate itself, so that ./simulate's build check is not
 # measured), and records each one's wall time per step (bare ring: its
 # Engine::run; simulate: summary.json's simulation_wall_seconds, its own
 # Engine::run, without loading the scenario or writing the run directory) and peak resident
@@ -131,7 +131,7 @@ if [ "$build" = 1 ]; then
   fi
 fi
 bare_bin=${build_dir:-build}/bench/bare_ring
-sim_bin=${build_dir:-build}/sim/distlab-simulate
+sim_bin=${build_dir:-build}/bin/distlab-simulate
 [ -x "$bare_bin" ] || die "$bare_bin is missing (run without --no-build)"
 if [ "$bare_only" = 0 ]; then
   [ -x "$sim_bin" ] || die "$sim_bin is missing (run without --no-build)"

@@ -16,10 +16,10 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "net/cluster_config.h"
-#include "net/launcher.h"
-#include "net/message_memory.h"
-#include "net/tcp_runtime.h"
+#include "net/cluster/cluster_config.h"
+#include "net/runtime/loopback_ports.h"
+#include "net/runtime/message_memory.h"
+#include "net/runtime/tcp_runtime.h"
 #include "strategy/message.h"
 
 namespace distlab::calibration {
@@ -141,19 +141,19 @@ LinkMeasurement measure_loopback(double budget_seconds) {
     constexpr strategy::Tag kTag = strategy::Tag::kRing;
     constexpr int32_t kEcho = 0, kStop = 1;
     // As a task process does (message_memory.h).
-    realnet::keep_message_memory();
+    net::keep_message_memory();
     const strategy::ClusterSpec spec{.chiefs = 1, .workers = 1, .ps = 0};
     const strategy::TaskId chief_id = spec.task_at(0), worker_id = spec.task_at(1);
-    const realnet::ClusterAddresses addresses =
-        realnet::loopback_cluster(spec, realnet::free_loopback_ports(2));
-    realnet::TcpOptions options;
+    const net::ClusterAddresses addresses =
+        net::loopback_cluster(spec, net::free_loopback_ports(2));
+    net::TcpOptions options;
     options.connect_deadline = std::chrono::seconds(10);
     options.receive_timeout = std::chrono::seconds(30);
 
     std::exception_ptr echo_failure;
     std::thread echo([&] {
       try {
-        realnet::TcpRuntime worker(worker_id, addresses, options);
+        net::TcpRuntime worker(worker_id, addresses, options);
         worker.set_span_limit(0);
         worker.connect();
         for (;;) {
@@ -174,7 +174,7 @@ LinkMeasurement measure_loopback(double budget_seconds) {
     try {
       // Closed before the join: if the chief fails, its connection goes and
       // the echo's receive fails rather than waiting.
-      realnet::TcpRuntime chief(chief_id, addresses, options);
+      net::TcpRuntime chief(chief_id, addresses, options);
       chief.set_span_limit(0);
       chief.connect();
       int64_t step = 0;

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <memory>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "strategy/checkpoint_store.h"
 
 namespace distlab::run {
 
@@ -35,19 +35,19 @@ strategy::CheckpointPlan plan_checkpoints(const Scenario& scenario,
   plan.resuming = true;
   if (!request.load) return plan;
 
-  strategy::ResumeChoice choice =
-      strategy::choose_checkpoint(request.resume, setup.checkpoint_layout());
+  checkpoint::ResumeChoice choice =
+      checkpoint::choose_checkpoint(request.resume, setup.checkpoint_layout());
   auto note = [&](const std::string& line) {
     if (request.note) request.note(line);
   };
   for (const std::string& skipped : choice.skipped) note("skipped " + skipped);
-  const strategy::CheckpointInfo& info = choice.checkpoint.info;
+  const checkpoint::CheckpointInfo& info = choice.checkpoint.info;
   note("resuming from " + choice.checkpoint.path + " (step " + std::to_string(info.step) +
        ", written by " + info.facts.backend + ")");
-  for (const std::string& line : strategy::resume_differences(info.facts, plan.facts)) {
+  for (const std::string& line : checkpoint::resume_differences(info.facts, plan.facts)) {
     note("  this run differs: " + line + "; it goes on, but not as the first run would have");
   }
-  plan.resume = std::make_shared<const strategy::LoadedCheckpoint>(std::move(choice.checkpoint));
+  plan.resume = std::make_shared<const checkpoint::LoadedCheckpoint>(std::move(choice.checkpoint));
   return plan;
 }
 

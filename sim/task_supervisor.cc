@@ -8,10 +8,10 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/error.h"
 #include "nn/kernels/kernels.h"
 #include "nn/random.h"
-#include "strategy/checkpoint_store.h"
 #include "strategy/strategies.h"
 #include "strategy/strategy.h"
 
@@ -238,20 +238,20 @@ struct TaskSupervisor::State {
   // else what the run itself started from.
   strategy::CheckpointPlan rollback_plan(FailureRecord& record) {
     strategy::CheckpointPlan next = initial_plan;
-    std::shared_ptr<const strategy::LoadedCheckpoint> resume;
+    std::shared_ptr<const checkpoint::LoadedCheckpoint> resume;
     if (scenario.fidelity == strategy::Fidelity::kFull) {
       std::error_code ec;
       if (!next.folder.empty() && std::filesystem::is_directory(next.folder, ec)) {
         try {
-          resume = std::make_shared<const strategy::LoadedCheckpoint>(
-              strategy::choose_checkpoint(next.folder, setup.checkpoint_layout()).checkpoint);
+          resume = std::make_shared<const checkpoint::LoadedCheckpoint>(
+              checkpoint::choose_checkpoint(next.folder, setup.checkpoint_layout()).checkpoint);
         } catch (const InputError&) {
           // none valid: the run's own start
         }
       }
     } else if (checkpoint_step >= 0) {
       // Timing fidelity has no values to restore, only where to go on from.
-      auto step_only = std::make_shared<strategy::LoadedCheckpoint>();
+      auto step_only = std::make_shared<checkpoint::LoadedCheckpoint>();
       step_only->path =
           "(timing fidelity: the checkpoint of step " + std::to_string(checkpoint_step) + ")";
       step_only->info.step = checkpoint_step;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/error.h"
-#include "strategy/checkpoint_store.h"
 #include "strategy/strategies.h"
 
 namespace distlab::strategy {
@@ -32,12 +32,12 @@ int64_t Checkpointing::start() {
   if (!plan.resume) {
     throw Error(task_name(runtime_.self()) + ": the run resumes, but the chief has no checkpoint");
   }
-  const LoadedCheckpoint& loaded = *plan.resume;
+  const checkpoint::LoadedCheckpoint& loaded = *plan.resume;
   // Reading the file back takes disk time, like writing it; the bytes were
   // read (and checked) before the run began.
   const uint64_t bytes =
-      checkpoint_file_size(setup_.checkpoint_layout(), loaded.info,
-                           static_cast<int>(loaded.state.optimizer_steps.size()));
+      checkpoint::checkpoint_file_size(setup_.checkpoint_layout(), loaded.info,
+                                       static_cast<int>(loaded.state.optimizer_steps.size()));
   runtime_.checkpoint("restore " + loaded.path, bytes, {});
   replica_.restore(loaded.state);
   hooks_.scatter(runtime_, replica_, loaded.state);
@@ -64,23 +64,26 @@ void Checkpointing::finish(int64_t steps_done) {
 
 void Checkpointing::write(int64_t steps_done) {
   const CheckpointPlan& plan = setup_.checkpoints();
-  const TrainingState state = hooks_.gather(runtime_, replica_, steps_done);
-  const CheckpointInfo info{.step = steps_done,
-                            .epoch = steps_done / replica_.steps_per_epoch(),
-                            .batch_in_epoch = steps_done % replica_.steps_per_epoch(),
-                            .facts = plan.facts,
-                            .model_fingerprint = setup_.checkpoint_layout().fingerprint()};
+  const checkpoint::TrainingState state = hooks_.gather(runtime_, replica_, steps_done);
+  const checkpoint::CheckpointInfo info{
+      .step = steps_done,
+      .epoch = steps_done / replica_.steps_per_epoch(),
+      .batch_in_epoch = steps_done % replica_.steps_per_epoch(),
+      .facts = plan.facts,
+      .model_fingerprint = setup_.checkpoint_layout().fingerprint()};
   const std::string label = "checkpoint step " + std::to_string(steps_done);
   if (runtime_.full_fidelity()) {
-    const std::vector<std::byte> file = encode_checkpoint(setup_.checkpoint_layout(), state, info);
+    const std::vector<std::byte> file =
+        checkpoint::encode_checkpoint(setup_.checkpoint_layout(), state, info);
     runtime_.checkpoint(label, file.size(), [&] {
-      if (!plan.folder.empty()) save_checkpoint(plan.folder, steps_done, file, plan.config.keep);
+      if (!plan.folder.empty())
+        checkpoint::save_checkpoint(plan.folder, steps_done, file, plan.config.keep);
     });
   } else {
     // No values to write: the file's size alone, for its disk time.
     const int optimizers = std::max(1, runtime_.cluster().ps);
-    runtime_.checkpoint(label, checkpoint_file_size(setup_.checkpoint_layout(), info, optimizers),
-                        {});
+    runtime_.checkpoint(
+        label, checkpoint::checkpoint_file_size(setup_.checkpoint_layout(), info, optimizers), {});
   }
   last_written_ = steps_done;
   last_written_at_ = runtime_.now();

@@ -12,20 +12,20 @@
 
 #include <cstdint>
 
+#include "checkpoint/training_state.h"
 #include "strategy/replica.h"
 #include "strategy/runtime.h"
 #include "strategy/training_setup.h"
-#include "strategy/training_state.h"
 
 namespace distlab::strategy {
 
 struct CheckpointHooks {
   // On the chief at a step boundary: the run's state, gathered from
   // wherever it lives (the chief's replica, the parameter servers).
-  TrainingState (*gather)(Runtime& runtime, Replica& chief, int64_t steps_done);
+  checkpoint::TrainingState (*gather)(Runtime& runtime, Replica& chief, int64_t steps_done);
   // On the chief of a resumed run, its own replica restored: sends every
   // other task its part of `state`.
-  void (*scatter)(Runtime& runtime, Replica& chief, const TrainingState& state);
+  void (*scatter)(Runtime& runtime, Replica& chief, const checkpoint::TrainingState& state);
   // On a replica other than the chief of a resumed run: receives and
   // restores its part; returns the step the run goes on from. (Parameter
   // servers receive theirs in their own entry point.)

@@ -82,17 +82,17 @@ void send_learning_rate(Runtime& runtime, const Replica& chief, int64_t step) {
 
 // Which of a checkpoint's optimizer step counts belongs to shard j: its own
 // when the checkpoint has one per shard, else the single one it has.
-int64_t optimizer_steps_of(const TrainingState& state, int j) {
+int64_t optimizer_steps_of(const checkpoint::TrainingState& state, int j) {
   if (state.optimizer_steps.empty()) return 0;
   const std::size_t index = static_cast<std::size_t>(j);
   return index < state.optimizer_steps.size() ? state.optimizer_steps[index]
                                               : state.optimizer_steps.front();
 }
 
-TrainingState gather_shards(Runtime& runtime, Replica& chief, int64_t steps_done) {
+checkpoint::TrainingState gather_shards(Runtime& runtime, Replica& chief, int64_t steps_done) {
   const int servers = runtime.cluster().ps;
   const TrainingSetup& setup = chief.setup();
-  TrainingState state = chief.training_state(steps_done);  // its moving statistics
+  checkpoint::TrainingState state = chief.training_state(steps_done);  // its moving statistics
   const std::size_t slots = setup.checkpoint_layout().slots();
   const bool values = runtime.full_fidelity();
   if (values) state.optimizer_slots.assign(slots, std::vector<float>(setup.parameter_floats()));
@@ -120,7 +120,7 @@ TrainingState gather_shards(Runtime& runtime, Replica& chief, int64_t steps_done
   return state;
 }
 
-void scatter_shards(Runtime& runtime, Replica& chief, const TrainingState& state) {
+void scatter_shards(Runtime& runtime, Replica& chief, const checkpoint::TrainingState& state) {
   const int servers = runtime.cluster().ps;
   const TrainingSetup& setup = chief.setup();
   const bool values = runtime.full_fidelity();

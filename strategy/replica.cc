@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/error.h"
 #include "common/sha256.h"
-#include "strategy/checkpoint_store.h"
 
 namespace distlab::strategy {
 namespace {
@@ -85,10 +85,10 @@ void Replica::apply_gradients() {
                    [&] { optimizer_->step(model_->parameters(), model_->gradients()); });
 }
 
-TrainingState Replica::training_state(int64_t step) {
-  TrainingState state;
+checkpoint::TrainingState Replica::training_state(int64_t step) {
+  checkpoint::TrainingState state;
   state.step = step;
-  if (plateau_) state.schedule = ScheduleState{learning_rate_, plateau_->state()};
+  if (plateau_) state.schedule = checkpoint::ScheduleState{learning_rate_, plateau_->state()};
   if (!model_) return state;
   const auto params = model_->parameters();
   const auto model_state = model_->state();
@@ -100,7 +100,7 @@ TrainingState Replica::training_state(int64_t step) {
   return state;
 }
 
-void Replica::restore(const TrainingState& state) {
+void Replica::restore(const checkpoint::TrainingState& state) {
   // A checkpoint written without a schedule (another spec's optimizer
   // options, or an older file) leaves it at its start.
   if (plateau_ && state.schedule) {
@@ -168,12 +168,12 @@ void Replica::after_step(int64_t step, double train_loss) {
 void Replica::save_model() const {
   const CheckpointPlan& plan = setup_.checkpoints();
   if (!model_ || plan.model_file.empty()) return;
-  save_model_file(plan.model_file, *model_,
-                  {.step = total_steps_,
-                   .epoch = total_steps_ / steps_per_epoch(),
-                   .batch_in_epoch = total_steps_ % steps_per_epoch(),
-                   .facts = plan.facts},
-                  plan.model_spec_yaml);
+  checkpoint::save_model_file(plan.model_file, *model_,
+                              {.step = total_steps_,
+                               .epoch = total_steps_ / steps_per_epoch(),
+                               .batch_in_epoch = total_steps_ % steps_per_epoch(),
+                               .facts = plan.facts},
+                              plan.model_spec_yaml);
 }
 
 TaskOutcome Replica::finish() {

@@ -9,13 +9,13 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/training_state.h"
 #include "nn/data/sharding.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
 #include "strategy/float_range.h"
 #include "strategy/runtime.h"
 #include "strategy/training_setup.h"
-#include "strategy/training_state.h"
 
 namespace distlab::strategy {
 
@@ -71,8 +71,8 @@ class Replica {
   void set_learning_rate(float rate);
   // The replica's whole state after `step` steps (full fidelity; in timing
   // fidelity only the step), and its restoration from a checkpoint's.
-  TrainingState training_state(int64_t step);
-  void restore(const TrainingState& state);
+  checkpoint::TrainingState training_state(int64_t step);
+  void restore(const checkpoint::TrainingState& state);
 
   // The weights' fingerprint, and the chief's final evaluation.
   TaskOutcome finish();

@@ -13,18 +13,19 @@ namespace {
 // parameters, moving statistics, each optimizer slot, then the schedule's
 // learning rate where the model has one.
 int64_t restore_floats(const TrainingSetup& setup) {
-  const CheckpointLayout& layout = setup.checkpoint_layout();
+  const checkpoint::CheckpointLayout& layout = setup.checkpoint_layout();
   return layout.parameter_floats() * static_cast<int64_t>(1 + layout.slots()) +
          layout.state_floats() + (setup.spec().reduce_lr_on_plateau ? 1 : 0);
 }
 
-TrainingState gather_replica_state(Runtime&, Replica& chief, int64_t steps_done) {
+checkpoint::TrainingState gather_replica_state(Runtime&, Replica& chief, int64_t steps_done) {
   // Every replica holds the same weights and optimizer state: the chief's
   // own are the run's.
   return chief.training_state(steps_done);
 }
 
-void scatter_replica_state(Runtime& runtime, Replica& chief, const TrainingState& state) {
+void scatter_replica_state(Runtime& runtime, Replica& chief,
+                           const checkpoint::TrainingState& state) {
   std::vector<float> packed;
   if (runtime.full_fidelity()) {
     packed = state.parameters;
@@ -50,8 +51,8 @@ int64_t receive_replica_state(Runtime& runtime, Replica& replica) {
                 std::to_string(restore_floats(replica.setup()) * 4) + " were expected");
   }
   if (runtime.full_fidelity()) {
-    const CheckpointLayout& layout = replica.setup().checkpoint_layout();
-    TrainingState state;
+    const checkpoint::CheckpointLayout& layout = replica.setup().checkpoint_layout();
+    checkpoint::TrainingState state;
     state.step = m.step;
     auto take = [&, at = m.values.begin()](int64_t n) mutable {
       std::vector<float> part(at, at + n);
@@ -66,7 +67,7 @@ int64_t receive_replica_state(Runtime& runtime, Replica& replica) {
     state.optimizer_steps = {m.version};
     // The rate only: the chief's schedule alone observes.
     if (replica.setup().spec().reduce_lr_on_plateau) {
-      state.schedule = ScheduleState{.learning_rate = take(1).front()};
+      state.schedule = checkpoint::ScheduleState{.learning_rate = take(1).front()};
     }
     replica.restore(state);
   }

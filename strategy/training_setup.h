@@ -9,10 +9,10 @@
 #include <map>
 #include <memory>
 
+#include "checkpoint/checkpoint_file.h"
 #include "nn/data/dataset.h"
 #include "nn/data/sharding.h"
 #include "nn/model.h"
-#include "strategy/checkpoint_file.h"
 #include "strategy/config.h"
 #include "strategy/work.h"
 
@@ -26,11 +26,11 @@ struct CheckpointPlan {
   // strategy/checkpoint_file.h), with the spec's YAML; "" writes none.
   std::string model_file;
   std::string model_spec_yaml;
-  RunFacts facts;  // recorded in every file
+  checkpoint::RunFacts facts;  // recorded in every file
   // Every task of a resumed run knows it is one (it waits for its part of
   // the checkpoint); only the chief's process holds the checkpoint.
   bool resuming = false;
-  std::shared_ptr<const LoadedCheckpoint> resume;
+  std::shared_ptr<const checkpoint::LoadedCheckpoint> resume;
 };
 
 class TrainingSetup {
@@ -72,7 +72,7 @@ class TrainingSetup {
 
   void set_checkpoints(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
   const CheckpointPlan& checkpoints() const { return checkpoints_; }
-  const CheckpointLayout& checkpoint_layout() const { return checkpoint_layout_; }
+  const checkpoint::CheckpointLayout& checkpoint_layout() const { return checkpoint_layout_; }
 
   // Called by the chief after each of its steps: (steps done, steps in all).
   std::function<void(int64_t, int64_t)> on_chief_step;
@@ -93,7 +93,7 @@ class TrainingSetup {
   nn::Model reference_;
   int64_t parameter_floats_;
   Work evaluation_work_;
-  CheckpointLayout checkpoint_layout_;
+  checkpoint::CheckpointLayout checkpoint_layout_;
   CheckpointPlan checkpoints_;
   mutable std::map<int64_t, Work> step_work_;
 };

@@ -1,9 +1,9 @@
 // The TCP runtime's pool of written messages' buffers (net/buffer_pool.h).
-#include "net/buffer_pool.h"
+#include "net/runtime/buffer_pool.h"
 
 #include <catch2/catch.hpp>
 
-using distlab::realnet::BufferPool;
+using distlab::net::BufferPool;
 
 TEST_CASE("a buffer given back serves the next read of its size without a new allocation") {
   BufferPool pool(1 << 20);

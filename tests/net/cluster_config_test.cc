@@ -1,4 +1,4 @@
-#include "net/cluster_config.h"
+#include "net/cluster/cluster_config.h"
 
 #include <unistd.h>
 
@@ -16,17 +16,17 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using distlab::ConfigError;
 using distlab::InputError;
-using distlab::realnet::assignment_from;
-using distlab::realnet::check_matches;
-using distlab::realnet::ClusterAddresses;
-using distlab::realnet::Endpoint;
-using distlab::realnet::is_loopback;
-using distlab::realnet::load_cluster_file;
-using distlab::realnet::loopback_cluster;
-using distlab::realnet::parse_endpoint;
-using distlab::realnet::parse_tf_config;
-using distlab::realnet::TaskAssignment;
-using distlab::realnet::tf_config_json;
+using distlab::net::assignment_from;
+using distlab::net::check_matches;
+using distlab::net::ClusterAddresses;
+using distlab::net::Endpoint;
+using distlab::net::is_loopback;
+using distlab::net::load_cluster_file;
+using distlab::net::loopback_cluster;
+using distlab::net::parse_endpoint;
+using distlab::net::parse_tf_config;
+using distlab::net::TaskAssignment;
+using distlab::net::tf_config_json;
 using distlab::strategy::ClusterSpec;
 using distlab::strategy::Role;
 using distlab::strategy::TaskId;

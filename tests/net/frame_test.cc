@@ -2,7 +2,7 @@
 // every frame type and of messages, and every reason a frame is refused.
 // A peer's bytes must decode to what was sent or be refused with a
 // FrameError: never a crash, never a silent misreading.
-#include "net/frame.h"
+#include "net/wire/frame.h"
 
 #include <bit>
 #include <catch2/catch.hpp>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-using namespace distlab::realnet;
+using namespace distlab::net;
 using distlab::strategy::ClusterSpec;
 using distlab::strategy::Message;
 using distlab::strategy::Role;
@@ -550,7 +550,7 @@ TEST_CASE("goodbye reasons are bounded and printable") {
 
 TEST_CASE("the shipped fuzz seeds are valid frames of the current format") {
   const std::filesystem::path dir =
-      std::filesystem::path(DISTLAB_SOURCE_DIR) / "net/fuzz/corpus/frame_fuzz";
+      std::filesystem::path(DISTLAB_SOURCE_DIR) / "net/wire/fuzz/corpus/frame_fuzz";
   REQUIRE(std::filesystem::is_directory(dir));
   int seeds = 0;
   int messages = 0;
@@ -568,5 +568,5 @@ TEST_CASE("the shipped fuzz seeds are valid frames of the current format") {
   CHECK(seeds >= 8);
   CHECK(messages >= 3);
   CHECK_FALSE(std::filesystem::is_empty(std::filesystem::path(DISTLAB_SOURCE_DIR) /
-                                        "net/fuzz/corpus/handshake_fuzz"));
+                                        "net/wire/fuzz/corpus/handshake_fuzz"));
 }

@@ -2,7 +2,7 @@
 // input, it verifies only for the right secret, nonce, ordinals and role, and
 // the two state machines, run against each other in memory through encoded
 // frames, connect the right tasks and refuse everything else with a reason.
-#include "net/handshake.h"
+#include "net/wire/handshake.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-using namespace distlab::realnet;
+using namespace distlab::net;
 using distlab::strategy::ClusterSpec;
 using distlab::strategy::Role;
 using distlab::strategy::TaskId;

@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include "net/posted_receives.h"
-#include "net/send_loans.h"
+#include "net/runtime/posted_receives.h"
+#include "net/runtime/send_loans.h"
 
 using namespace distlab;
-using namespace distlab::realnet;
+using namespace distlab::net;
 using namespace std::chrono_literals;
 
 TEST_CASE("Borrowed sends are waited for until every loan is back, or the run failed",

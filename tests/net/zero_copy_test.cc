@@ -12,30 +12,30 @@
 #include <vector>
 
 #include "common/error.h"
-#include "net/cluster_config.h"
-#include "net/launcher.h"
-#include "net/tcp_runtime.h"
+#include "net/cluster/cluster_config.h"
+#include "net/runtime/loopback_ports.h"
+#include "net/runtime/tcp_runtime.h"
 #include "strategy/ring_allreduce.h"
 
 namespace {
 
 using namespace distlab;
 using namespace distlab::strategy;
-using realnet::TcpRuntime;
+using net::TcpRuntime;
 
 // Runs `body` on `tasks` workers connected over loopback, one thread each.
 // Throws an Error that quotes every task's failure (one task's error also
 // fails its peers' goodbyes).
 void run_tasks(int tasks, const std::function<void(TcpRuntime&, int rank)>& body) {
   const ClusterSpec spec{.chiefs = 0, .workers = tasks, .ps = 0};
-  const realnet::ClusterAddresses cluster =
-      realnet::loopback_cluster(spec, realnet::free_loopback_ports(tasks));
+  const net::ClusterAddresses cluster =
+      net::loopback_cluster(spec, net::free_loopback_ports(tasks));
   std::vector<std::exception_ptr> errors(tasks);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < tasks; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        realnet::TcpOptions options;
+        net::TcpOptions options;
         options.connect_deadline = std::chrono::seconds(10);
         options.receive_timeout = std::chrono::seconds(20);
         TcpRuntime runtime(spec.task_at(rank), cluster, options);

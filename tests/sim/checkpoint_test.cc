@@ -7,11 +7,11 @@
 #include <fstream>
 #include <string>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/atomic_file.h"
 #include "common/safetensors.h"
 #include "sim/machine.h"
 #include "simulation_harness.h"
-#include "strategy/checkpoint_store.h"
 
 namespace {
 
@@ -55,7 +55,7 @@ TEST_CASE("a resumed synchronous run ends with the weights of the run that never
   const json first = simulate_yaml(dir, "first", scenario(strategy, 6, checkpoint_every(4)), "",
                                    {.run_directory = dir + "/first"});
   // Written at steps 4 and 6 (the end); the newest two are kept.
-  const auto files = distlab::strategy::list_checkpoints(dir + "/first/checkpoints");
+  const auto files = distlab::checkpoint::list_checkpoints(dir + "/first/checkpoints");
   REQUIRE(files.size() == 2);
   CHECK(fs::path(files[0]).filename() == "step-000000006.safetensors");
   CHECK(first["weights_sha256"] != whole["weights_sha256"]);
@@ -103,7 +103,7 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
   CHECK(run["tasks"][1]["checkpoints"] == 0);
   CHECK(run["tasks"][1]["checkpoint_seconds"] == 0.0);
 
-  const auto files = distlab::strategy::list_checkpoints(dir + "/run/checkpoints");
+  const auto files = distlab::checkpoint::list_checkpoints(dir + "/run/checkpoints");
   if (fidelity == "full") {
     // The bytes counted are the file's.
     REQUIRE(files.size() == 2);
@@ -153,7 +153,7 @@ TEST_CASE("an asynchronous parameter-server run resumes from the chief's step") 
                 {.run_directory = dir + "/first"});
   // The updates each shard had applied when the chief read it (async: the
   // others may still have been pushing).
-  const auto files = distlab::strategy::list_checkpoints(dir + "/first/checkpoints");
+  const auto files = distlab::checkpoint::list_checkpoints(dir + "/first/checkpoints");
   REQUIRE(files.size() == 1);
   const std::vector<std::byte> bytes = distlab::read_file_bytes(files[0]);
   const distlab::safetensors::File file = distlab::safetensors::decode(bytes, files[0]);

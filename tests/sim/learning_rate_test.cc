@@ -9,9 +9,9 @@
 #include <iterator>
 #include <string>
 
+#include "checkpoint/checkpoint_store.h"
 #include "common/safetensors.h"
 #include "simulation_harness.h"
-#include "strategy/checkpoint_store.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ std::string scenario(const std::string& model, const std::string& strategy, int 
 
 // The schedule's position in a run's newest checkpoint ("extra").
 json newest_schedule(const std::string& run_directory) {
-  const auto files = distlab::strategy::list_checkpoints(run_directory + "/checkpoints");
+  const auto files = distlab::checkpoint::list_checkpoints(run_directory + "/checkpoints");
   REQUIRE(!files.empty());
   std::ifstream in(files.front(), std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});

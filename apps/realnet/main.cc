@@ -1,0 +1,141 @@
+// ./realnet: the strategies over real TCP sockets. One task per process
+// (--role/--index with --cluster, or TF_CONFIG), or every task of a
+// scenario on this machine (--launch).
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/realnet/launcher.h"
+#include "apps/realnet/task_process.h"
+#include "common/cli.h"
+#include "common/error.h"
+#include "nn/kernels/kernels.h"
+#include "run/provenance.h"
+
+namespace {
+
+using namespace distlab;
+
+struct Options {
+  std::string launch;
+  std::vector<std::string> sets;
+  std::vector<std::string> unsets;
+  std::string out;
+  realnet::TaskProcessOptions task;
+  std::optional<uint64_t> seed;
+  std::optional<int64_t> checkpoint_every;
+  run::Provenance provenance;  // the command line, version and this machine
+};
+
+int realnet_command(Options& o) {
+  std::vector<run::Override> overrides;
+  for (const std::string& key : o.unsets) overrides.push_back(run::parse_unset(key));
+  for (const std::string& text : o.sets) overrides.push_back(run::parse_override(text));
+  if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
+  if (o.checkpoint_every) {
+    overrides.push_back({"checkpoint.every_steps", std::to_string(*o.checkpoint_every)});
+  }
+  if (!o.launch.empty()) {
+    realnet::LaunchOptions launch{.scenario = o.launch,
+                                  .overrides = overrides,
+                                  .out = o.out,
+                                  .resume = o.task.resume,
+                                  .threads = o.task.threads,
+                                  .connect_timeout_seconds = o.task.connect_timeout_seconds,
+                                  .receive_timeout_seconds = o.task.receive_timeout_seconds,
+                                  .quiet = o.task.quiet,
+                                  .provenance = o.provenance};
+    return realnet::launch(launch);
+  }
+  if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
+  o.task.overrides = overrides;
+  o.task.out = o.out;
+  o.task.provenance = o.provenance;
+  if (o.task.secret.empty()) {
+    if (const char* secret = std::getenv("DISTLAB_SECRET")) o.task.secret = secret;
+  }
+  return realnet::run_task_process(o.task);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app(
+      "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"
+      "nodes, or every task of the scenario on this machine with --launch.");
+  app.name("./realnet");
+  app.footer(
+      "Examples:\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
+      "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
+      "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
+      "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
+      "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
+      "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
+      "among the replicas as Keras splits it, and each parameter-server worker's own.\n"
+      "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
+      "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
+      "task sends its report to the chief, which writes the run directory; the others\n"
+      "keep theirs in a temporary folder ($TMPDIR/distlab-*/report.json).\n"
+      "--launch tasks share this machine's cores: they get OMP_WAIT_POLICY=passive\n"
+      "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
+      "records the placement, the core count and the threads per task.\n"
+      "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
+      distlab::nn::kernels::isa_help());
+  app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
+  app.add_option("--scenario", o.task.scenario, "the scenario this task belongs to");
+  app.add_option("--role", o.task.role, "chief, worker or ps (with --cluster)");
+  app.add_option("--index", o.task.index, "the task's index within its role (with --cluster)");
+  app.add_option("--cluster", o.task.cluster_file, "cluster file: every task's host:port");
+  app.add_option("--secret", o.task.secret,
+                 "shared cluster secret (or DISTLAB_SECRET); needed to listen beyond loopback");
+  app.add_option("--set", o.sets,
+                 "override a scenario value, KEY=VALUE (repeatable); --set strategy.name=X\n"
+                 "also drops or adjusts what X does not take, with a note; --set\n"
+                 "training.steps=N replaces the file's epochs (and the other way round)");
+  app.add_option("--unset", o.unsets,
+                 "remove a scenario key (repeatable); removals come before every --set");
+  app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
+  app.add_option("--out", o.out,
+                 "run directory (default: runs/<scenario>-<time>/); with --role, the chief\n"
+                 "writes it (and its checkpoints/) once every task has sent it its report");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.task.resume,
+                 "go on from a checkpoint: a run directory (its newest valid one) or a file;\n"
+                 "with --role, give it to every task (only the chief reads it)");
+  app.add_option("--threads", o.task.threads, "compute threads per task")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--connect-timeout", o.task.connect_timeout_seconds,
+                 "seconds to wait for every peer at start-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--timeout", o.task.receive_timeout_seconds,
+                 "seconds a task waits for any message before it gives up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--report", o.task.report, "write this task's report here (the launcher's)")
+      ->group("");
+  app.add_option("--epoch-ns", o.task.epoch_ns, "shared clock origin (the launcher's)")->group("");
+  app.add_flag("--progress-lines", o.task.progress_lines, "progress for the launcher")->group("");
+  app.add_option("--incarnations", o.task.incarnations, "every task's restarts (the launcher's)")
+      ->delimiter(',')
+      ->group("");
+  app.add_flag("--rejoin", o.task.rejoin, "rejoin a run that went on (the launcher's)")->group("");
+  app.add_option("--crash-at-step", o.task.crash_at_steps, "fault injection (the launcher's)")
+      ->group("");
+  app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  o.provenance = run::provenance_here(argc, argv);
+  return run_reporting_errors([&] {
+    distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
+    return realnet_command(o);
+  });
+}

@@ -1,0 +1,323 @@
+#include "net/runtime/tcp_runtime.h"
+
+#include <algorithm>
+#include <future>
+#include <optional>
+#include <utility>
+
+#include "common/error.h"
+#include "net/runtime/tcp_connection.h"
+#include "net/wire/frame.h"
+
+namespace distlab::net {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using strategy::Message;
+using strategy::TaskId;
+
+TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options)
+    : Runtime(self, cluster.spec(), strategy::Fidelity::kFull),
+      addresses_(std::move(cluster)),
+      options_(std::move(options)),
+      self_ordinal_(Runtime::cluster().ordinal(self)),
+      peers_(Runtime::cluster().task_count()),
+      inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {}
+
+TcpRuntime::~TcpRuntime() {
+  keep_running_.reset();
+  io_.stop();
+  if (io_thread_.joinable()) io_thread_.join();
+}
+
+double TcpRuntime::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - options_.epoch).count();
+}
+
+void TcpRuntime::recycle(Message message) {
+  spare_buffers_.give(std::move(message.values));
+}
+
+void TcpRuntime::log_event(const std::string& line) const {
+  if (options_.log) options_.log(strategy::task_name(self()) + ": " + line);
+}
+
+void TcpRuntime::connect() {
+  const Endpoint& own = addresses_.of(self());
+  const bool loopback = is_loopback(own.host);
+  if (!loopback && options_.secret.empty()) {
+    throw InputError("refusing to listen on " + own.to_string() +
+                     " without a cluster secret: set --secret or DISTLAB_SECRET, or use loopback");
+  }
+  deadline_ = std::chrono::steady_clock::now() + options_.connect_deadline;
+  const int tasks = cluster().task_count();
+  // Tasks with a higher ordinal dial this one; it dials the lower ones. A
+  // peer that may restart dials everyone when it comes back: then every
+  // task listens.
+  if (self_ordinal_ + 1 < tasks || options_.may_restart) {
+    const auto address =
+        loopback ? asio::ip::make_address(own.host == "localhost" ? "127.0.0.1" : own.host)
+                 : asio::ip::address(asio::ip::address_v4::any());
+    acceptor_ = std::make_unique<tcp::acceptor>(io_);
+    const tcp::endpoint endpoint(address, own.port);
+    acceptor_->open(endpoint.protocol());
+    acceptor_->set_option(tcp::acceptor::reuse_address(true));
+    boost::system::error_code error;
+    acceptor_->bind(endpoint, error);
+    if (error) throw Error("cannot listen on " + own.to_string() + ": " + error.message());
+    acceptor_->listen();
+    accept_next();
+  }
+  for (int peer = 0; peer < tasks; ++peer) {
+    if (peer < self_ordinal_ || (options_.dial_everyone && peer != self_ordinal_)) {
+      dial(peer, std::chrono::milliseconds(20));
+    }
+  }
+  io_thread_ = std::thread([this] { io_.run(); });
+
+  std::unique_lock lock(mutex_);
+  const bool all = changed_.wait_until(
+      lock, deadline_, [&] { return connected_ >= tasks - 1 || !failure_.empty(); });
+  if (!failure_.empty()) throw_failure();
+  if (!all) {
+    std::string missing;
+    for (int t = 0; t < tasks; ++t) {
+      if (t == self_ordinal_ || peers_[t]) continue;
+      if (!missing.empty()) missing += ", ";
+      missing += strategy::task_name(cluster().task_at(t)) + " at " +
+                 addresses_.of(cluster().task_at(t)).to_string();
+    }
+    throw Error(strategy::task_name(self()) + ": no connection within " +
+                std::to_string(options_.connect_deadline.count() / 1000) + " s with: " + missing);
+  }
+}
+
+void TcpRuntime::accept_next() {
+  acceptor_->async_accept([this](boost::system::error_code error, tcp::socket socket) {
+    if (error) {
+      if (error != asio::error::operation_aborted) log_event("accept failed: " + error.message());
+      return;
+    }
+    std::make_shared<Connection>(*this, std::move(socket), std::nullopt)->start_as_acceptor();
+    accept_next();
+  });
+}
+
+void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
+  const Endpoint& endpoint = addresses_.of(cluster().task_at(peer));
+  auto resolver = std::make_shared<tcp::resolver>(io_);
+  auto socket = std::make_shared<tcp::socket>(io_);
+  resolver->async_resolve(
+      endpoint.host, std::to_string(endpoint.port),
+      [this, peer, backoff, resolver, socket](auto error, tcp::resolver::results_type results) {
+        auto retry = [this, peer, backoff] {
+          if (std::chrono::steady_clock::now() + backoff > deadline_)
+            return;  // connect() reports it
+          auto timer = std::make_shared<asio::steady_timer>(io_, backoff);
+          timer->async_wait([this, peer, backoff, timer](auto) {
+            dial(peer, std::min(backoff * 2, std::chrono::milliseconds(1000)));
+          });
+        };
+        if (error) return retry();
+        asio::async_connect(*socket, results, [this, peer, socket, retry](auto error, auto) {
+          if (error) return retry();
+          std::make_shared<Connection>(*this, std::move(*socket), peer)->start_as_connector();
+        });
+      });
+}
+
+void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
+  const int peer = *connection->peer();
+  std::shared_ptr<Connection> replaced;
+  {
+    std::lock_guard lock(mutex_);
+    if (!peers_[peer]) {
+      peers_[peer] = connection;
+      ++connected_;
+    } else if (survives_loss_of(peer)) {
+      // The peer restarted before its old connection was seen to close.
+      replaced = std::exchange(peers_[peer], connection);
+    } else {
+      failure_ = "two connections from " + connection->peer_name();
+    }
+    changed_.notify_all();
+  }
+  if (replaced) {
+    log_event(connection->peer_name() + " is back on a new connection");
+    replaced->close();
+  }
+  // A peer that comes back after this task said its goodbyes gets one too.
+  if (saying_goodbye_) {
+    connection->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
+  }
+}
+
+bool TcpRuntime::survives_loss_of(int peer) const {
+  return options_.may_restart && options_.may_restart(cluster().task_at(peer));
+}
+
+void TcpRuntime::on_peer_lost(const std::shared_ptr<Connection>& connection,
+                              const std::string& what) {
+  log_event(what + "; the run goes on, it may come back");
+  std::lock_guard lock(mutex_);
+  auto& current = peers_[*connection->peer()];
+  if (current == connection) {
+    current.reset();
+    --connected_;
+  }
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_message(Message message) {
+  {
+    std::lock_guard lock(mutex_);
+    inbox_[static_cast<int>(message.tag)].push_back(std::move(message));
+  }
+  // Outside the lock, so that the woken task does not wake only to wait for
+  // the mutex (a message is a wake-up; the destructor joins this thread
+  // before the condition variable goes).
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_goodbye(int peer, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (!reason.empty() && failure_.empty()) {
+    failure_ = strategy::task_name(cluster().task_at(peer)) + " stopped: " + reason;
+  }
+  ++goodbyes_;
+  changed_.notify_all();
+}
+
+void TcpRuntime::on_failure(const std::string& what) {
+  log_event(what);
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_.empty()) failure_ = what;
+    changed_.notify_all();
+  }
+  loans_->mark_broken();
+}
+
+void TcpRuntime::throw_failure() {
+  throw Error(strategy::task_name(self()) + ": " + failure_);
+}
+
+void TcpRuntime::transmit(TaskId to, Message message) {
+  send_to(to, std::move(message), std::nullopt);
+}
+
+void TcpRuntime::transmit_borrowed(TaskId to, Message message, strategy::FloatRange values) {
+  send_to(to, std::move(message), values);
+}
+
+void TcpRuntime::send_to(TaskId to, Message message, std::optional<strategy::FloatRange> borrowed) {
+  // A peer lost for good or for a while (may_restart) takes nothing: its
+  // next life starts afresh, as a dead process would have lost it anyway.
+  std::shared_ptr<Connection> peer;
+  {
+    std::lock_guard lock(mutex_);
+    peer = peers_[cluster().ordinal(to)];
+  }
+  if (peer) peer->send_message(std::move(message), borrowed);
+}
+
+void TcpRuntime::await_borrowed_sends() {
+  switch (loans_->wait_until_returned(options_.receive_timeout)) {
+    case SendLoans::Wait::kReturned:
+      return;
+    case SendLoans::Wait::kBroken: {
+      // The floats are free, but the sends did not happen.
+      std::lock_guard lock(mutex_);
+      throw_failure();
+    }
+    case SendLoans::Wait::kTimedOut:
+      break;
+  }
+  throw Error(strategy::task_name(self()) + ": messages still unwritten after " +
+              std::to_string(options_.receive_timeout.count() / 1000) +
+              " s; a peer may have stopped reading");
+}
+
+void TcpRuntime::expect(const strategy::Posting& posting) {
+  posted_.add(posting);
+}
+
+void TcpRuntime::unexpect(const strategy::Posting& posting) {
+  posted_.withdraw(posting, [&] {
+    std::shared_ptr<Connection> peer;
+    {
+      std::lock_guard lock(mutex_);
+      peer = peers_[posting.peer];
+    }
+    if (peer) {
+      asio::post(io_,
+                 [peer] { peer->give_up("a receive was withdrawn while its message arrived"); });
+    }
+  });
+}
+
+Message TcpRuntime::receive(strategy::Tag tag) {
+  std::unique_lock lock(mutex_);
+  auto& inbox = inbox_[static_cast<int>(tag)];
+  const bool arrived = changed_.wait_for(lock, options_.receive_timeout,
+                                         [&] { return !inbox.empty() || !failure_.empty(); });
+  if (!inbox.empty()) {
+    Message message = std::move(inbox.front());
+    inbox.pop_front();
+    return message;
+  }
+  if (!failure_.empty()) {
+    throw Error(strategy::task_name(self()) + ": while waiting for a " + strategy::tag_name(tag) +
+                " message: " + failure_);
+  }
+  (void)arrived;
+  throw Error(strategy::task_name(self()) + ": no " + strategy::tag_name(tag) + " message within " +
+              std::to_string(options_.receive_timeout.count() / 1000) +
+              " s; a peer may have stopped");
+}
+
+void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& work_fn) {
+  if (work_fn) work_fn();
+}
+
+void TcpRuntime::store(uint64_t, const std::function<void()>& io_fn) {
+  if (io_fn) io_fn();  // the real write, timed by the caller
+}
+
+void TcpRuntime::disconnect() {
+  asio::post(io_, [this] {
+    saying_goodbye_ = true;
+    for (auto& peer : peers_) {
+      if (peer) peer->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
+    }
+  });
+  std::unique_lock lock(mutex_);
+  const int expected = cluster().task_count() - 1;
+  changed_.wait_for(lock, options_.receive_timeout,
+                    [&] { return goodbyes_ == expected || !failure_.empty(); });
+  if (!failure_.empty()) throw_failure();
+  lock.unlock();
+  // Every peer has said goodbye after its last message. Ours follow our
+  // last messages on each connection: once every queue is written, the
+  // connections can go.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    auto flushed = std::make_shared<std::promise<bool>>();
+    asio::post(io_, [this, flushed] {
+      flushed->set_value(std::all_of(peers_.begin(), peers_.end(),
+                                     [](const auto& peer) { return !peer || peer->idle(); }));
+    });
+    auto done = flushed->get_future();
+    if (done.wait_until(until) != std::future_status::ready) break;
+    if (done.get()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  asio::post(io_, [this] {
+    if (acceptor_) acceptor_->close();
+    for (auto& peer : peers_) {
+      if (peer) peer->close();
+    }
+  });
+}
+
+}  // namespace distlab::net

@@ -1,0 +1,153 @@
+// The Runtime over TCP, with Boost.Asio: one connection between every two
+// tasks (the task with the higher ordinal dials), every byte a frame
+// (frame.h), every connection opened by the handshake (handshake.h).
+//
+// The io_context runs on its own thread; the strategy's calls block on the
+// runtime's own state, never on a socket:
+//   - send() writes what the socket takes at once, from the task's thread,
+//     and leaves the rest to the io thread (buffered, as runtime.h
+//     requires); one write is in flight per connection, and a message's
+//     floats are written from the message itself, without a copy;
+//   - payloads are read straight into the floats of a posted receive
+//     (Runtime::post_recv) when one waits for the message; others are read
+//     into the received message's floats, in buffers of messages already
+//     written when there are some (a ring passes on what it receives:
+//     buffer_pool.h);
+//   - a borrowed send (Runtime::send_borrowed) is written from the
+//     caller's floats, which wait_sends() hands back once every one of them
+//     is written or dropped with its connection;
+//   - receive() waits for the inbox of its tag, with a timeout;
+//   - a frame that is malformed, oversized or unexpected closes its
+//     connection with a log line naming the peer, and the run fails with
+//     that reason rather than hanging.
+// Start-up works in any order: a task dials its peers again and again, with
+// back-off, until the connect deadline, then names the peers that never came.
+// A peer that may restart (TcpOptions::may_restart) may also come back
+// later: it dials everyone again, and its new connection replaces the old.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/cluster/cluster_config.h"
+#include "net/runtime/asio.h"
+#include "net/runtime/buffer_pool.h"
+#include "net/runtime/posted_receives.h"
+#include "net/runtime/send_loans.h"
+#include "strategy/runtime.h"
+
+namespace distlab::net {
+
+struct TcpOptions {
+  std::string secret;  // cluster secret; empty: loopback only
+  std::chrono::milliseconds connect_deadline{60'000};
+  std::chrono::milliseconds receive_timeout{600'000};
+  // The origin of now(): all tasks of a launcher share one, so that their
+  // timelines line up (steady_clock is one clock for all processes of a
+  // machine). Default: when the runtime was made.
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  std::function<void(const std::string&)> log;  // one line per event worth a log
+  // Peers whose loss this task survives because a restart policy brings
+  // them back (asynchronous workers): their connection may close without a
+  // goodbye, and a new connection from them replaces it. Null: any lost
+  // peer ends the run.
+  std::function<bool(strategy::TaskId)> may_restart;
+  // This task was restarted into a run that went on without it: it dials
+  // every peer, since none of them dials it again.
+  bool dial_everyone = false;
+  // A peer whose machine vanishes (no FIN, no RST) is noticed within about
+  // this long: TCP keepalive probes on idle connections, and a user timeout
+  // on unacknowledged data. A killed process is noticed at once: its kernel
+  // closes its connections.
+  std::chrono::milliseconds dead_peer_timeout{5'000};
+};
+
+class TcpRuntime : public strategy::Runtime {
+ public:
+  TcpRuntime(strategy::TaskId self, ClusterAddresses cluster, TcpOptions options);
+  ~TcpRuntime() override;
+
+  // Listens, dials and handshakes until every peer is connected. Throws
+  // Error naming the peers that never came, or InputError for a listening
+  // address that needs a secret.
+  void connect();
+  // Sends a goodbye to every peer after the last message and waits for
+  // theirs, so that no task closes while a peer still sends to it.
+  void disconnect();
+
+  double now() const override;
+  void recycle(strategy::Message message) override;
+  const ClusterAddresses& addresses() const { return addresses_; }
+
+ protected:
+  void transmit(strategy::TaskId to, strategy::Message message) override;
+  strategy::Message receive(strategy::Tag tag) override;
+  void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+  void store(uint64_t bytes, const std::function<void()>& io_fn) override;
+  void transmit_borrowed(strategy::TaskId to, strategy::Message message,
+                         strategy::FloatRange values) override;
+  void await_borrowed_sends() override;
+  void expect(const strategy::Posting& posting) override;
+  void unexpect(const strategy::Posting& posting) override;
+
+ private:
+  class Connection;
+  friend class Connection;
+
+  // Hands `message` (with `borrowed` as its payload, if given) to the
+  // connection to `to`.
+  void send_to(strategy::TaskId to, strategy::Message message,
+               std::optional<strategy::FloatRange> borrowed);
+  void accept_next();
+  void dial(int peer, std::chrono::milliseconds backoff);
+  void on_connected(const std::shared_ptr<Connection>& connection);
+  // A connection to a peer that may restart was lost: the run goes on.
+  void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
+  bool survives_loss_of(int peer) const;
+  void on_message(strategy::Message message);
+  void on_goodbye(int peer, const std::string& reason);
+  void on_failure(const std::string& what);
+  [[noreturn]] void throw_failure();
+  // One line to options_.log, prefixed with this task's name.
+  void log_event(const std::string& line) const;
+
+  ClusterAddresses addresses_;
+  TcpOptions options_;
+  int self_ordinal_;
+  std::chrono::steady_clock::time_point deadline_;
+
+  boost::asio::io_context io_;
+  // Keeps io_ running while it has nothing to do (a task without peers, or
+  // between messages), so that what is posted to it always runs.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> keep_running_{
+      io_.get_executor()};
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
+  std::thread io_thread_;
+  bool saying_goodbye_ = false;  // io thread only: disconnect() has begun
+  // Buffers of written messages, reused for payloads.
+  BufferPool spare_buffers_{std::size_t{64} << 20};
+
+  // Shared with the io thread, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  int connected_ = 0;
+  int goodbyes_ = 0;
+  std::string failure_;
+  std::vector<std::deque<strategy::Message>> inbox_;  // by tag
+
+  PostedReceives posted_;  // under its own lock, as are the loans
+  // Shared with the connections' queues, which may outlive this runtime.
+  std::shared_ptr<SendLoans> loans_ = std::make_shared<SendLoans>();
+};
+
+}  // namespace distlab::net
