@@ -84,15 +84,7 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   if (const auto& resume = setup.checkpoints().resume) {
     assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
   }
-  for (const FailureRecord& f : run.failures) {
-    assembly.failures.push_back({.at = f.at,
-                                 .task = f.task,
-                                 .cause = f.cause,
-                                 .recovery = f.recovery,
-                                 .restored_step = f.restored_step,
-                                 .lost_steps = f.lost_steps,
-                                 .recovery_seconds = f.recovery_seconds});
-  }
+  assembly.failures = std::move(run.failures);
   run::RunResult result =
       run::assemble_run(scenario, plan.cluster, std::move(reports), std::move(assembly));
   result.simulation_wall_seconds =

@@ -8,11 +8,9 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
-#include "checkpoint/checkpoint_store.h"
 #include "common/error.h"
 #include "nn/kernels/kernels.h"
-#include "nn/random.h"
-#include "strategy/strategies.h"
+#include "run/recovery.h"
 #include "strategy/strategy.h"
 
 namespace distlab::sim {
@@ -32,6 +30,8 @@ struct Event {
   int ordinal = 0;
   uint32_t incarnation = 0;  // the life that ended
   std::string cause;
+  // When it ended: the supervisor hears of it a message's trip later.
+  double at = simgrid::s4u::Engine::get_clock();
 };
 
 }  // namespace
@@ -47,7 +47,6 @@ struct TaskSupervisor::State {
     bool has_log = false;
     strategy::TaskLog log;
     strategy::TaskOutcome outcome;
-    std::vector<int64_t> crash_steps;  // at_step faults not fired yet
   };
 
   const run::Scenario& scenario;
@@ -56,18 +55,15 @@ struct TaskSupervisor::State {
   MailboxTable& mailboxes;
   strategy::TrainingSetup& setup;
   std::size_t span_limit;
-  const strategy::StrategyDescription& strategy;
   const strategy::CheckpointPlan initial_plan;
+  run::RecoveryPolicy policy;
   s4u::Mailbox* events = nullptr;
   s4u::ActorPtr supervisor;
 
   std::vector<Slot> slots;
-  int64_t chief_done = 0;        // steps the chief has finished in the current attempt
   int64_t checkpoint_step = -1;  // the newest checkpoint the chief wrote
   std::vector<int64_t> checkpoint_optimizer_steps;
   bool rollback_pending = false;
-  int failures_seen = 0;
-  std::vector<FailureRecord> failures;
   uint64_t spans_dropped = 0;
   std::exception_ptr error;
   std::string error_task;
@@ -85,18 +81,11 @@ struct TaskSupervisor::State {
         mailboxes(mailboxes),
         setup(setup),
         span_limit(span_limit),
-        strategy(strategy::describe(setup.strategy().kind)),
-        initial_plan(setup.checkpoints()) {
+        initial_plan(setup.checkpoints()),
+        policy(scenario, plan.cluster) {
     const int tasks = plan.cluster.task_count();
     slots.resize(static_cast<std::size_t>(tasks));
-    for (int t = 0; t < tasks; ++t) {
-      slots[t].task = plan.cluster.task_at(t);
-      for (const run::FaultSpec& fault : scenario.faults) {
-        if (fault.at_step >= 0 && fault.task && *fault.task == slots[t].task) {
-          slots[t].crash_steps.push_back(fault.at_step);
-        }
-      }
-    }
+    for (int t = 0; t < tasks; ++t) slots[t].task = plan.cluster.task_at(t);
   }
 
   std::string name(int t) const { return strategy::task_name(slots[t].task); }
@@ -158,11 +147,7 @@ struct TaskSupervisor::State {
       runtime.set_devices(plan.hosts[t].device.devices);
       runtime.set_rejoining(rejoin);
       runtime.set_step_hook([this, t](int64_t step) {
-        auto& pending = slots[t].crash_steps;
-        const auto found = std::find(pending.begin(), pending.end(), step);
-        if (found == pending.end()) return;
-        pending.erase(found);  // a fault fires once
-        throw TaskCrash{"at_step " + std::to_string(step)};
+        if (policy.take_step_fault(t, step)) throw TaskCrash{"at_step " + std::to_string(step)};
       });
       try {
         strategy::TaskOutcome outcome = strategy::run_task(runtime, setup);
@@ -206,49 +191,28 @@ struct TaskSupervisor::State {
     report({Event::kDied, t, incarnation, cause});
   }
 
+  // One actor per timed fault and task, on the task's host: it sleeps the
+  // intervals the policy's clock draws and strikes at each.
   void start_injectors() {
-    for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
-      const run::FaultSpec& fault = scenario.faults[f];
-      for (int t = 0; t < static_cast<int>(slots.size()); ++t) {
-        if (!fault.strikes(slots[t].task, plan.hosts[t].machine)) continue;
-        if (fault.at_seconds >= 0) {
-          s4u::Actor::create("fault", hosts[t], [this, t, at = fault.at_seconds] {
-            s4u::this_actor::sleep_until(at);
-            strike(t, "at_seconds " + std::to_string(at));
-          })->daemonize();
-        } else if (fault.random()) {
-          // Each task's own seeded exponential process: a new life after
-          // each failure, as a preempted VM is replaced by a fresh one.
-          const uint64_t seed =
-              nn::derive_seed(scenario.seed, {0xfa17, f, static_cast<uint64_t>(t)});
-          s4u::Actor::create("fault", hosts[t], [this, t, seed, mtbf = fault.mtbf_seconds] {
-            nn::Rng rng(seed);
-            for (;;) {
-              const double u = rng.uniform();
-              s4u::this_actor::sleep_for(-mtbf * std::log1p(-static_cast<double>(u)));
-              strike(t, "mtbf");
-            }
-          })->daemonize();
+    for (run::FaultClock& clock : policy.timed_faults()) {
+      const int t = clock.task();
+      s4u::Actor::create("fault", hosts[t], [this, t, clock]() mutable {
+        while (std::isfinite(clock.interval())) {
+          s4u::this_actor::sleep_for(clock.interval());
+          strike(t, clock.cause());
+          clock.advance();
         }
-      }
+      })->daemonize();
     }
   }
 
   // Where a rollback goes on from: the newest valid checkpoint of the run,
   // else what the run itself started from.
-  strategy::CheckpointPlan rollback_plan(FailureRecord& record) {
+  strategy::CheckpointPlan rollback_plan() {
     strategy::CheckpointPlan next = initial_plan;
-    std::shared_ptr<const checkpoint::LoadedCheckpoint> resume;
+    std::shared_ptr<const checkpoint::LoadedCheckpoint> resume = initial_plan.resume;
     if (scenario.fidelity == strategy::Fidelity::kFull) {
-      std::error_code ec;
-      if (!next.folder.empty() && std::filesystem::is_directory(next.folder, ec)) {
-        try {
-          resume = std::make_shared<const checkpoint::LoadedCheckpoint>(
-              checkpoint::choose_checkpoint(next.folder, setup.checkpoint_layout()).checkpoint);
-        } catch (const InputError&) {
-          // none valid: the run's own start
-        }
-      }
+      resume = run::rollback_checkpoint(next.folder, setup.checkpoint_layout(), resume);
     } else if (checkpoint_step >= 0) {
       // Timing fidelity has no values to restore, only where to go on from.
       auto step_only = std::make_shared<checkpoint::LoadedCheckpoint>();
@@ -263,76 +227,78 @@ struct TaskSupervisor::State {
       next.resuming = true;
       next.resume = resume;
     }
-    record.restored_step = next.resume ? next.resume->info.step : 0;
     return next;
   }
 
+  // Ends the run: the others would wait for a task that is not coming.
+  void give_up(int t, const std::string& reason) {
+    error = std::make_exception_ptr(Error(reason));
+    error_task = name(t);
+    s4u::Actor::kill_all();
+  }
+
+  // The policy's decision about a task's death, carried out after the
+  // scenario's detect and restart seconds.
   void on_death(const Event& event) {
     const int t = event.ordinal;
     Slot& slot = slots[t];
     slot.alive = false;
     mailboxes.set_receiver(t, nullptr);
     if (rollback_pending) return;  // the rollback under way covers it
-    if (++failures_seen > scenario.recovery.max_restarts) {
-      error = std::make_exception_ptr(Error("it failed again (" + event.cause + ") after " +
-                                            std::to_string(scenario.recovery.max_restarts) +
-                                            " restarts; the run gives up (recovery.max_restarts)"));
-      error_task = name(t);
-      s4u::Actor::kill_all();
-      return;
+    const double delay = scenario.recovery.detect_seconds + scenario.recovery.restart_seconds;
+    switch (policy.on_failure(t, event.cause, event.at, slot.died_in_step)) {
+      case run::Recovery::kGiveUp:
+        give_up(t, policy.give_up_reason(event.cause));
+        return;
+      case run::Recovery::kRejoin:
+        policy.recovered(delay);
+        say(policy.describe_latest("simulated s"));
+        rejoin_later(t, delay);
+        return;
+      case run::Recovery::kRollback:
+        policy.recovered(delay);
+        roll_back_later();
+        return;
     }
+  }
+
+  void rejoin_later(int t, double delay) {
+    const uint32_t next = ++slots[t].incarnation;
+    s4u::Actor::create("restart", hosts[t], [this, t, next, delay] {
+      s4u::this_actor::sleep_for(delay);
+      // A rollback meanwhile restarted every task already.
+      if (slots[t].incarnation != next || slots[t].alive) return;
+      // It failed after its work was done and the servers have gone:
+      // there is nothing to rejoin.
+      const bool servers_gone = std::all_of(slots.begin(), slots.end(), [](const Slot& s) {
+        return s.task.role != strategy::Role::kPs || s.finished;
+      });
+      if (servers_gone) {
+        report({Event::kFinished, t, next, ""});
+        return;
+      }
+      launch({t}, true);
+    });
+  }
+
+  // Every task stopped once the failure is noticed, and all started again
+  // from the rollback's checkpoint once the platform has restarted them.
+  void roll_back_later() {
+    rollback_pending = true;
     const double detect = scenario.recovery.detect_seconds;
     const double restart = scenario.recovery.restart_seconds;
-    FailureRecord record{.at = s4u::Engine::get_clock(),
-                         .task = name(t),
-                         .cause = event.cause,
-                         .recovery_seconds = detect + restart};
-    if (strategy.rejoins && strategy.rejoins(setup.strategy(), slot.task.role)) {
-      // Restarted alone; the others go on. It loses the step it was in.
-      record.recovery = "rejoin";
-      record.restored_step = -1;  // it asks where it left off
-      record.lost_steps = slot.died_in_step ? 1 : 0;
-      failures.push_back(record);
-      say(fmt::format("{} died ({}) at {:.2f} simulated s; it rejoins alone {:g} s later",
-                      record.task, record.cause, record.at, detect + restart));
-      const uint32_t next = ++slot.incarnation;
-      s4u::Actor::create("restart", hosts[t], [this, t, next, delay = detect + restart] {
-        s4u::this_actor::sleep_for(delay);
-        // A rollback meanwhile restarted every task already.
-        if (slots[t].incarnation != next || slots[t].alive) return;
-        // It failed after its work was done and the servers have gone:
-        // there is nothing to rejoin.
-        const bool servers_gone = std::all_of(slots.begin(), slots.end(), [](const Slot& s) {
-          return s.task.role != strategy::Role::kPs || s.finished;
-        });
-        if (servers_gone) {
-          report({Event::kFinished, t, next, ""});
-          return;
-        }
-        launch({t}, true);
-      });
-      return;
-    }
-    record.recovery = "rollback";
-    rollback_pending = true;
-    failures.push_back(record);
-    const std::size_t index = failures.size() - 1;
-    s4u::Actor::create("rollback", hosts[0], [this, detect, restart, index] {
-      s4u::this_actor::sleep_for(detect);  // until the failure is noticed
+    s4u::Actor::create("rollback", hosts[0], [this, detect, restart] {
+      s4u::this_actor::sleep_for(detect);
       for (int u = 0; u < static_cast<int>(slots.size()); ++u) {
         kill(u);
         ++slots[u].incarnation;
         slots[u].finished = false;
       }
       s4u::this_actor::sleep_for(restart);
-      FailureRecord& record = failures[index];
-      setup.set_checkpoints(rollback_plan(record));
-      record.lost_steps = std::max<int64_t>(chief_done - record.restored_step, 0);
-      say(fmt::format(
-          "{} died ({}) at {:.2f} simulated s; every task went back to step {} ({} "
-          "steps lost)",
-          record.task, record.cause, record.at, record.restored_step, record.lost_steps));
-      chief_done = record.restored_step;
+      setup.set_checkpoints(rollback_plan());
+      const auto& resume = setup.checkpoints().resume;
+      policy.rolled_back(resume ? resume->info.step : 0);
+      say(policy.describe_latest("simulated s"));
       rollback_pending = false;
       launch_all();
     });
@@ -369,7 +335,7 @@ TaskSupervisor::TaskSupervisor(const run::Scenario& scenario, const ClusterPlan&
   s.on_event = std::move(on_event);
   auto progress = setup.on_chief_step;
   setup.on_chief_step = [&s, progress](int64_t done, int64_t total) {
-    s.chief_done = done;
+    s.policy.chief_reached(done);
     if (progress) progress(done, total);
   };
   setup.on_checkpoint = [&s](int64_t step, const std::vector<int64_t>& optimizer_steps) {
@@ -414,7 +380,7 @@ SupervisedRun TaskSupervisor::finish() {
     run.outcomes.push_back(std::move(slot.outcome));
   }
   run.spans_dropped = s.spans_dropped;
-  run.failures = std::move(s.failures);
+  run.failures = s.policy.failures();
   return run;
 }
 
