@@ -45,7 +45,11 @@ void watch_for_dead_peer(tcp::socket& socket, std::chrono::milliseconds timeout)
 }  // namespace
 
 TcpRuntime::Connection::Connection(TcpRuntime& runtime, tcp::socket socket, std::optional<int> peer)
-    : runtime_(runtime), socket_(std::move(socket)), fd_(socket_.native_handle()), peer_(peer) {
+    : runtime_(runtime),
+      socket_(std::move(socket)),
+      fd_(socket_.native_handle()),
+      peer_(peer),
+      dialled_(peer.has_value()) {
   socket_.set_option(tcp::no_delay(true));
   watch_for_dead_peer(socket_, runtime_.options_.dead_peer_timeout);
 }
@@ -355,6 +359,11 @@ void TcpRuntime::Connection::fail(const std::string& what) {
   if (claimed_) runtime_.posted_.release(*std::exchange(claimed_, std::nullopt));
   if (failed_) return;
   failed_ = true;
+  {
+    // Closed on purpose (replaced, or a stale dial): its reads end quietly.
+    std::lock_guard lock(write_mutex_);
+    if (closed_) return;
+  }
   const std::string line = "connection with " + peer_name() + ": " + what;
   // A stranger that fails its handshake is turned away; a known peer
   // that fails ends the run, unless it may come back.

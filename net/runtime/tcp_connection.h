@@ -56,6 +56,8 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   // Ends the connection (io thread), as a broken one ends.
   void give_up(const std::string& why) { fail(why); }
   std::optional<int> peer() const { return peer_; }
+  // Whether this task dialled it (rather than accepted it).
+  bool dialled() const { return dialled_; }
   // Nothing left to write (a closed connection never writes again).
   bool idle();
   std::string peer_name() const;
@@ -97,6 +99,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::ip::tcp::socket socket_;
   const int fd_;  // socket_'s descriptor, for the task thread's writes
   std::optional<int> peer_;
+  const bool dialled_;
   std::variant<std::monostate, ConnectorHandshake, AcceptorHandshake> handshake_;
   std::array<std::byte, kHeaderBytes> header_bytes_{};
   FrameHeader current_;

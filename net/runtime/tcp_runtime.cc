@@ -78,6 +78,7 @@ void TcpRuntime::connect() {
   std::unique_lock lock(mutex_);
   const bool all = changed_.wait_until(
       lock, deadline_, [&] { return connected_ >= tasks - 1 || !failure_.empty(); });
+  connecting_ = false;
   if (!failure_.empty()) throw_failure();
   if (!all) {
     std::string missing;
@@ -113,6 +114,11 @@ void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
         auto retry = [this, peer, backoff] {
           if (std::chrono::steady_clock::now() + backoff > deadline_)
             return;  // connect() reports it
+          {
+            // The peer came back and dialled this task: nothing to retry.
+            std::lock_guard lock(mutex_);
+            if (peers_[peer]) return;
+          }
           auto timer = std::make_shared<asio::steady_timer>(io_, backoff);
           timer->async_wait([this, peer, backoff, timer](auto) {
             dial(peer, std::min(backoff * 2, std::chrono::milliseconds(1000)));
@@ -126,30 +132,50 @@ void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
       });
 }
 
+// Two connections with one peer are a restart unless they cross: a peer
+// that can restart dials every task when it comes back (dial_everyone),
+// while a dial of this task's own, or of a peer's, may still be retrying
+// from the start of the run, when the restarted task's earlier life was
+// not yet listening. Both ends keep the connection the task that came back
+// dialled, and close the other before a message travels on it.
 void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
   const int peer = *connection->peer();
-  std::shared_ptr<Connection> replaced;
+  std::shared_ptr<Connection> closed;
+  bool back = false;
   {
     std::lock_guard lock(mutex_);
-    if (!peers_[peer]) {
-      peers_[peer] = connection;
+    std::shared_ptr<Connection>& current = peers_[peer];
+    if (is_stale_dial(peer, *connection)) {
+      closed = connection;
+    } else if (!current) {
+      current = connection;
       ++connected_;
+    } else if (survives_loss_of(peer) && connection->dialled() && !current->dialled()) {
+      closed = connection;  // this task's late dial: the peer's own is the one to keep
     } else if (survives_loss_of(peer)) {
       // The peer restarted before its old connection was seen to close.
-      replaced = std::exchange(peers_[peer], connection);
+      closed = std::exchange(current, connection);
+      back = true;
     } else {
       failure_ = "two connections from " + connection->peer_name();
     }
     changed_.notify_all();
   }
-  if (replaced) {
-    log_event(connection->peer_name() + " is back on a new connection");
-    replaced->close();
-  }
+  if (back) log_event(connection->peer_name() + " is back on a new connection");
+  if (closed) closed->close();
   // A peer that comes back after this task said its goodbyes gets one too.
-  if (saying_goodbye_) {
+  if (saying_goodbye_ && closed != connection) {
     connection->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), ""));
   }
+}
+
+// A task that came back dials every peer itself. So a connection it
+// accepts from a peer that cannot restart (which never dials a task twice),
+// or from any peer before it has seen them all, is a dial retrying from the
+// run's start.
+bool TcpRuntime::is_stale_dial(int peer, const Connection& connection) const {
+  return options_.dial_everyone && !connection.dialled() &&
+         (connecting_ || !survives_loss_of(peer));
 }
 
 bool TcpRuntime::survives_loss_of(int peer) const {

@@ -113,6 +113,9 @@ class TcpRuntime : public strategy::Runtime {
   // A connection to a peer that may restart was lost: the run goes on.
   void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
   bool survives_loss_of(int peer) const;
+  // Whether an accepted connection is a dial that should never have
+  // reached this task (see on_connected). Under mutex_.
+  bool is_stale_dial(int peer, const Connection& connection) const;
   void on_message(strategy::Message message);
   void on_goodbye(int peer, const std::string& reason);
   void on_failure(const std::string& what);
@@ -141,6 +144,7 @@ class TcpRuntime : public strategy::Runtime {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   int connected_ = 0;
+  bool connecting_ = true;  // connect() has not yet seen every peer
   int goodbyes_ = 0;
   std::string failure_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag

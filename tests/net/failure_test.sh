@@ -3,7 +3,8 @@
 # by a real kill -9 is recovered from, as a restart policy would. The run
 # finishes with restarts >= 1 and at most one checkpoint interval of steps
 # lost, and a synchronous run ends with the weights of the run that never
-# failed. Parameter-server runs survive a worker's and a server's death.
+# failed. Parameter-server runs survive a worker's and a server's death,
+# and a worker's that comes while the tasks connect.
 # Usage: failure_test.sh REALNET SOURCE_DIR
 set -euo pipefail
 realnet=$1 src=$2
@@ -82,4 +83,14 @@ PY
   --out "$work/ps-server"
 check "async PS, the server dies: rollback, at most one interval lost" recovered ps-server 5
 check "async PS, the server dies: every step is done" [ "$(field ps-server steps)" = "$steps" ]
+
+# A worker killed while the tasks are still connecting: the server's dial
+# to its first life retries into the second, which dials the server too.
+# The two connections cross; both ends keep the one the worker dialled.
+"$realnet" --launch "$ps" "${ps_small[@]}" --set 'faults=[{task: worker:1, at_seconds: 0.2}]' \
+  --timeout 60 --out "$work/ps-early"
+check "async PS, a worker dies as the tasks connect: it rejoins, the run finishes" \
+  recovered ps-early 5
+check "async PS, a worker dies as the tasks connect: every step is done" \
+  [ "$(field ps-early steps)" = "$steps" ]
 exit $failures
