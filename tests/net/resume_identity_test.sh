@@ -54,10 +54,10 @@ check "both backends wrote the same checkpoint files" \
 check "the timeline shows the chief's checkpoints" \
   grep -q '"cat":"checkpoint"' "$work/first-real/timeline.json"
 
-# The README's NumPy lines read a checkpoint's weights.
-snippet=$(sed -n '/^```python$/,/^```$/p' "$src/README.md" | sed '1d;$d' |
+# The NumPy lines of docs/checkpoints.md read a checkpoint's weights.
+snippet=$(sed -n '/^```python$/,/^```$/p' "$src/docs/checkpoints.md" | sed '1d;$d' |
   sed "s|runs/a/checkpoints/step-000000100.safetensors|$work/first-sim/checkpoints/step-000000007.safetensors|")
-check "the README's NumPy lines load every weight of a checkpoint" "$py" -c "$snippet
+check "docs/checkpoints.md's NumPy lines load every weight of a checkpoint" "$py" -c "$snippet
 import numpy as np
 assert weights['params/dense_1/kernel'].shape == (3072, 300), weights['params/dense_1/kernel'].shape
 assert len(weights) == 18 and all(np.isfinite(w).all() for w in weights.values())"
