@@ -513,7 +513,7 @@ TEST_CASE("Every shipped scenario loads against the shipped catalog") {
       files.push_back(entry.path());
     }
   }
-  CHECK(files.size() >= 9);  // the README's table
+  CHECK(files.size() >= 9);  // the table of docs/scenarios.md
   for (const auto& file : files) {
     CAPTURE(file.string());
     const Scenario s = load_scenario(file.string(), {}, shipped_machine_types());
