@@ -50,6 +50,10 @@ struct StrategyConfig {
   // pushes to parameter servers. Bucket and segment sizes above count the
   // float32 gradient they cut, so every format cuts it the same way.
   GradientType gradient_type = GradientType::kFloat32;
+
+  // segment_bytes as the float32 values a segment holds (0: whole), the
+  // unit the ring and the parameter servers cut in.
+  int64_t segment_floats() const { return segment_bytes / int64_t{sizeof(float)}; }
 };
 
 // What the input pipeline does to each example before a step can use it

@@ -180,7 +180,7 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
   std::vector<int64_t> versions(servers, 0);
   const int64_t first_step = checkpoints.start();
   const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
-  const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
+  const int64_t segment_floats = setup.strategy().segment_floats();
   const GradientType wire = setup.strategy().gradient_type;
 
   for (int64_t step = first_step; step < replica.total_steps(); ++step) {
@@ -276,7 +276,7 @@ TaskOutcome serve_parameters(Runtime& runtime, const TrainingSetup& setup) {
     std::fill(pushes.begin(), pushes.end(), version);
     std::fill(steps_reached.begin(), steps_reached.end(), m.step);
   }
-  const int64_t segment_floats = setup.strategy().segment_bytes / int64_t{sizeof(float)};
+  const int64_t segment_floats = setup.strategy().segment_floats();
   // Each worker's latest gradient, in float32 (sync: this step's, until all
   // are in); allocated once, as a push of a large model arrives in segments.
   std::vector<std::vector<float>> gradients(sync ? replicas : 1);

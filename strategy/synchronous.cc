@@ -107,8 +107,7 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
   std::vector<TaskId> ring;
   for (int r = 0; r < replica.replicas(); ++r) ring.push_back(runtime.cluster().replica(r));
   const int64_t bucket_floats = setup.strategy().bucket_bytes / static_cast<int64_t>(sizeof(float));
-  const int64_t segment_floats =
-      setup.strategy().segment_bytes / static_cast<int64_t>(sizeof(float));
+  const int64_t segment_floats = setup.strategy().segment_floats();
   const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
 
   for (int64_t step = checkpoints.start(); step < replica.total_steps(); ++step) {
