@@ -189,31 +189,28 @@ std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
 }
 
 Message Runtime::recv(TaskId from, Tag tag) {
-  if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
-  const int wanted = cluster_.ordinal(from);
-  double start = now();
-  for (;;) {
-    Message message = receive(tag);
-    const double arrived = now();
-    account_receive(message, start, arrived);
-    start = arrived;
-    if (!admit(message)) continue;
-    const std::pair key{cluster_.ordinal(message.from), tag};
-    uint64_t& expected = next_expected_[key];
-    if (key.first == wanted && message.sequence == expected) {
-      ++expected;
-      return message;
-    }
-    // Another sender's, or one that overtook an earlier message: keep it.
-    stash_[key].emplace(message.sequence, std::move(message));
-    if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
-  }
+  return next_in_sequence(tag, from);
 }
 
 Message Runtime::recv_any(Tag tag) {
-  for (auto& [key, messages] : stash_) {
+  return next_in_sequence(tag, std::nullopt);
+}
+
+std::optional<Message> Runtime::take_stashed_any(Tag tag) {
+  for (const auto& [key, messages] : stash_) {
     if (key.second != tag) continue;
-    if (auto stashed = take_stashed(cluster_.task_at(key.first), tag)) return std::move(*stashed);
+    if (auto stashed = take_stashed(cluster_.task_at(key.first), tag)) return stashed;
+  }
+  return std::nullopt;
+}
+
+// Every message that arrives is accounted for as it arrives, dropped if it
+// belongs to a life that is over, and handed over only in its sender's
+// order: one that overtook an earlier message, or that comes from another
+// sender than the one asked for, waits in the stash.
+Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
+  if (auto stashed = from ? take_stashed(*from, tag) : take_stashed_any(tag)) {
+    return std::move(*stashed);
   }
   double start = now();
   for (;;) {
@@ -222,15 +219,15 @@ Message Runtime::recv_any(Tag tag) {
     account_receive(message, start, arrived);
     start = arrived;
     if (!admit(message)) continue;
-    const std::pair key{cluster_.ordinal(message.from), tag};
+    const TaskId sender = message.from;
+    const std::pair key{cluster_.ordinal(sender), tag};
     uint64_t& expected = next_expected_[key];
-    if (message.sequence == expected) {
+    if ((!from || sender == *from) && message.sequence == expected) {
       ++expected;
       return message;
     }
-    const TaskId from = message.from;
     stash_[key].emplace(message.sequence, std::move(message));
-    if (auto stashed = take_stashed(from, tag)) return std::move(*stashed);
+    if (auto stashed = take_stashed(from.value_or(sender), tag)) return std::move(*stashed);
   }
 }
 

@@ -231,6 +231,11 @@ class Runtime {
   bool keeps_spans();
   void add_span(SpanKind kind, double start, double end, const std::string& label);
   std::optional<Message> take_stashed(TaskId from, Tag tag);
+  // The stashed message next in its sender's order with this tag, from the
+  // first sender (by ordinal) that has one.
+  std::optional<Message> take_stashed_any(Tag tag);
+  // recv() from `from`, or recv_any() when it is empty.
+  Message next_in_sequence(Tag tag, std::optional<TaskId> from);
 
   TaskId self_;
   ClusterSpec cluster_;
