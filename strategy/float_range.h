@@ -39,4 +39,16 @@ inline int64_t part_begin(int64_t size, int64_t n, int64_t i) {
   return i * base + (i < extra ? i : extra);
 }
 
+// How many messages of at most `segment_floats` floats `floats` travel in
+// (at least 1; segment_floats <= 0: one), and segment `s` of them: the ring
+// cuts its chunks so, and the parameter servers their shards.
+inline int64_t segment_count(int64_t floats, int64_t segment_floats) {
+  if (segment_floats <= 0 || floats <= segment_floats) return 1;
+  return (floats + segment_floats - 1) / segment_floats;
+}
+inline FloatRange segment_of(FloatRange values, int64_t count, int64_t s) {
+  const int64_t begin = part_begin(values.size(), count, s);
+  return values.sub(begin, part_begin(values.size(), count, s + 1) - begin);
+}
+
 }  // namespace distlab::strategy

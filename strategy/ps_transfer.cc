@@ -7,16 +7,6 @@
 
 namespace distlab::strategy {
 
-int64_t segment_count(int64_t floats, int64_t segment_floats) {
-  if (segment_floats <= 0 || floats <= segment_floats) return 1;
-  return (floats + segment_floats - 1) / segment_floats;
-}
-
-FloatRange segment_of(FloatRange values, int64_t count, int64_t s) {
-  const int64_t begin = part_begin(values.size(), count, s);
-  return values.sub(begin, part_begin(values.size(), count, s + 1) - begin);
-}
-
 std::vector<PostedReceive> post_parameters(Runtime& runtime, TaskId ps, FloatRange into,
                                            int64_t segment_floats) {
   const int64_t count = segment_count(into.size(), segment_floats);

@@ -23,11 +23,6 @@
 
 namespace distlab::strategy {
 
-// How many segments `floats` travel in (at least 1; segment_floats <= 0:
-// one), and segment `s` of them.
-int64_t segment_count(int64_t floats, int64_t segment_floats);
-FloatRange segment_of(FloatRange values, int64_t count, int64_t s);
-
 // Worker: receives of a shard of parameters from `ps`, posted into `into`
 // before the worker asks for it.
 std::vector<PostedReceive> post_parameters(Runtime& runtime, TaskId ps, FloatRange into,

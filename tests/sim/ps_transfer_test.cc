@@ -34,18 +34,6 @@ void expect(bool condition, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("A shard is cut into near-equal segments of at most the segment size") {
-  CHECK(segment_count(1000, 0) == 1);
-  CHECK(segment_count(1000, 1000) == 1);
-  CHECK(segment_count(1001, 1000) == 2);
-  CHECK(segment_count(0, 16) == 1);
-  std::vector<float> values(10);
-  const FloatRange all(values);
-  CHECK(segment_of(all, 3, 0).size() == 4);  // the first size % count hold one more
-  CHECK(segment_of(all, 3, 1).data() == values.data() + 4);
-  CHECK(segment_of(all, 3, 2).size() == 3);
-}
-
 TEST_CASE("Parameters in segments land in the worker's floats with the shard's version") {
   CHECK(run([](Runtime& runtime, int rank) {
           const int64_t n = 10'001, segment = 1'000;

@@ -9,7 +9,7 @@
 
 #include "child_process.h"
 #include "collective_harness.h"
-#include "strategy/ps_transfer.h"
+#include "strategy/float_range.h"
 #include "strategy/ring_allreduce.h"
 
 namespace {

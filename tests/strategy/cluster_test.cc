@@ -1,7 +1,8 @@
 // The cluster's numbering and the splitting of buffers into parts: what
 // every backend and strategy relies on to agree on who is who and who owns
-// which floats.
+// which floats, and how a buffer travels in segments.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "strategy/float_range.h"
 #include "strategy/task.h"
@@ -45,6 +46,18 @@ TEST_CASE("parts of a buffer cover it exactly and differ by at most one") {
     largest = std::max(largest, n);
   }
   CHECK(largest - smallest <= 1);
+}
+
+TEST_CASE("a buffer is cut into near-equal segments of at most the segment size") {
+  CHECK(segment_count(1000, 0) == 1);
+  CHECK(segment_count(1000, 1000) == 1);
+  CHECK(segment_count(1001, 1000) == 2);
+  CHECK(segment_count(0, 16) == 1);
+  std::vector<float> values(10);
+  const FloatRange all(values);
+  CHECK(segment_of(all, 3, 0).size() == 4);  // the first size % count hold one more
+  CHECK(segment_of(all, 3, 1).data() == values.data() + 4);
+  CHECK(segment_of(all, 3, 2).size() == 3);
 }
 
 TEST_CASE("a range without values keeps its size through sub-ranges") {
