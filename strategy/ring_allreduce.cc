@@ -5,48 +5,81 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "common/error.h"
 #include "nn/kernels/kernels.h"
 
 namespace distlab::strategy {
 namespace {
 
+// i mod p, in [0, p) for negative i too: chunks count back from the rank.
 int wrap(int i, int p) {
   return ((i % p) + p) % p;
 }
 
-// Where the all-reduce cuts `data`: p near-equal chunks, each cut into
-// near-equal segments of at most `segment_floats`, one message each. Every
-// member derives the same cuts from the same sizes.
-class RingCuts {
+// The ring's schedule, the same for every wire: where the all-reduce cuts
+// `data` (p near-equal chunks, each cut into near-equal segments of at most
+// `segment_floats`, one message each) and which segments reach this member
+// in which order. Every member derives the same cuts from the same sizes.
+class RingSchedule {
  public:
-  RingCuts(FloatRange data, int p, int64_t segment_floats)
-      : data_(data), p_(p), segment_floats_(segment_floats) {}
+  RingSchedule(FloatRange data, int p, int rank, int64_t segment_floats)
+      : data_(data), p_(p), rank_(rank), segment_floats_(segment_floats) {}
 
-  int64_t segments(int chunk) const {
-    const int64_t size = chunk_size(chunk);
-    if (segment_floats_ <= 0 || size <= segment_floats_) return 1;
-    return (size + segment_floats_ - 1) / segment_floats_;
+  // This member's own chunk, which it sends first.
+  template <class Visit>
+  void for_each_own_segment(Visit visit) const {
+    for_each_segment(rank_, visit);
   }
-  FloatRange segment(int chunk, int64_t s) const {
-    const int64_t chunk_begin = part_begin(data_.size(), p_, wrap(chunk, p_));
-    const int64_t n = segments(chunk);
-    const int64_t size = chunk_size(chunk);
-    const int64_t begin = part_begin(size, n, s);
-    return data_.sub(chunk_begin + begin, part_begin(size, n, s + 1) - begin);
+  // Reduce-scatter: in round r the partial sum of chunk rank - r - 1
+  // arrives; in the last round this member completes it.
+  template <class Visit>  // visit(FloatRange mine, bool completes)
+  void for_each_partial_sum(Visit visit) const {
+    for (int r = 0; r < p_ - 1; ++r) {
+      for_each_segment(rank_ - r - 1, [&](FloatRange mine) { visit(mine, r == p_ - 2); });
+    }
+  }
+  // All-gather: in round r the complete sum of chunk rank - r arrives; it
+  // travels on but in the last round, when the next member has it.
+  template <class Visit>  // visit(FloatRange sum, bool pass_on)
+  void for_each_complete_sum(Visit visit) const {
+    for (int r = 0; r < p_ - 1; ++r) {
+      for_each_segment(rank_ - r, [&](FloatRange sum) { visit(sum, r < p_ - 2); });
+    }
   }
 
  private:
-  int64_t chunk_size(int chunk) const {
+  template <class Visit>
+  void for_each_segment(int chunk, Visit visit) const {
     const int i = wrap(chunk, p_);
-    return part_begin(data_.size(), p_, i + 1) - part_begin(data_.size(), p_, i);
+    const int64_t begin = part_begin(data_.size(), p_, i);
+    const FloatRange whole = data_.sub(begin, part_begin(data_.size(), p_, i + 1) - begin);
+    const int64_t count = segment_count(whole.size(), segment_floats_);
+    for (int64_t s = 0; s < count; ++s) visit(segment_of(whole, count, s));
   }
 
   FloatRange data_;
   int p_;
+  int rank_;
   int64_t segment_floats_;
 };
+
+// The all-reduce, one walk for every wire; `Segments` says how a segment
+// travels and is added to (Float32Segments, RoundedSegments below).
+template <class Segments>
+void walk_ring(const RingSchedule& schedule, Segments& segments) {
+  // Round 0 of the reduce-scatter: this member's own chunk sets off.
+  schedule.for_each_own_segment([&](FloatRange own) { segments.send_own(own); });
+  // Each partial sum that arrives gets this member's values added and
+  // travels on at once, so that sending overlaps the next arrival; the
+  // complete sums are the all-gather's first messages.
+  schedule.for_each_partial_sum(
+      [&](FloatRange mine, bool completes) { segments.add_and_pass_on(mine, completes); });
+  // Each complete sum that arrives is kept and passed on.
+  schedule.for_each_complete_sum(
+      [&](FloatRange sum, bool pass_on) { segments.keep_sum(sum, pass_on); });
+  segments.finish();
+}
 
 // The modelled cost of adding `count` floats into a received segment (a
 // read-modify-write of 3 floats per element). Segments come in a handful of
@@ -66,6 +99,65 @@ class AddCosts {
   std::map<int64_t, Work> costs_;
 };
 
+// Segments on a float32 wire, copied as little as Gloo's ring copies them
+// (runtime.h's messages without copies). Every receive is posted before
+// the walk sends anything: partial sums keep buffers of their own, and
+// complete sums land straight in `data`, from where they are passed on, as
+// is this member's own chunk. No region is written before this member is
+// done reading it: a complete sum exists only after every member's values
+// went into it.
+class Float32Segments {
+ public:
+  Float32Segments(Runtime& runtime, const RingSchedule& schedule, TaskId previous, TaskId next,
+                  int64_t step)
+      : runtime_(runtime), next_(next), header_(make_message(Tag::kRing, step, 0, nullptr)) {
+    schedule.for_each_partial_sum([&](FloatRange mine, bool) {
+      posted_.push_back(runtime_.post_recv(previous, Tag::kRing, FloatRange::sized(mine.size())));
+    });
+    schedule.for_each_complete_sum([&](FloatRange sum, bool) {
+      posted_.push_back(runtime_.post_recv(previous, Tag::kRing, sum));
+    });
+  }
+
+  void send_own(FloatRange own) { runtime_.send_borrowed(next_, header_, own); }
+
+  // The partial sum is added to in its own buffer and passed on as it is;
+  // the sum that completes the chunk is made in `mine` and sent from there.
+  void add_and_pass_on(FloatRange mine, bool completes) {
+    Message sum = runtime_.wait(posted_[arrived_++]);
+    const bool values = mine.has_values() && !sum.values.empty();
+    runtime_.compute(add_costs_.of(mine.size()), [&] {
+      if (!values) return;
+      const auto& k = nn::kernels::kernels();
+      // a + b == b + a in IEEE arithmetic: the same bits either way.
+      completes ? k.add(mine.data(), sum.values.data(), mine.size())
+                : k.add(sum.values.data(), mine.data(), mine.size());
+    });
+    if (completes) {
+      runtime_.recycle(std::move(sum));
+      runtime_.send_borrowed(next_, header_, mine);
+    } else {
+      runtime_.send(next_, std::move(sum));
+    }
+  }
+
+  void keep_sum(FloatRange sum, bool pass_on) {
+    runtime_.wait(posted_[arrived_++]);
+    if (pass_on) runtime_.send_borrowed(next_, header_, sum);
+  }
+
+  // The caller may change `data` once the all-reduce returns.
+  void finish() { runtime_.wait_sends(); }
+
+ private:
+  Runtime& runtime_;
+  TaskId next_;
+  Message header_;
+  std::vector<PostedReceive> posted_;  // in the order of arrival
+  std::size_t arrived_ = 0;
+  AddCosts add_costs_;
+};
+
 // One piece of work after another, as one.
 Work chained(std::string label, std::initializer_list<Work> parts) {
   Work work{.label = std::move(label)};
@@ -74,69 +166,64 @@ Work chained(std::string label, std::initializer_list<Work> parts) {
   return work;
 }
 
-// `values` rounded to `wire` as a ring message, costed as the sender's compute.
-Message encoded(Runtime& runtime, int64_t step, FloatRange values, GradientType wire) {
-  Message m = gradient_message(Tag::kRing, step, FloatRange::sized(values.size()), wire);
-  runtime.compute(encode_work(values.size(), wire), [&] {
-    if (values.has_values()) m = gradient_message(Tag::kRing, step, values, wire);
-  });
-  return m;
-}
-
 constexpr const char* kWhat = "ring all-reduce";
 
-// The ring of the header with a half-precision wire: the same rounds and
-// segments, each arriving partial sum read back into float32 before this
-// member's values are added, and rounded again for the next member.
-void rounded_ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
-                            FloatRange data, int64_t step, int64_t segment_floats,
-                            GradientType wire) {
-  const int p = static_cast<int>(ring.size());
-  const TaskId next = ring[wrap(rank + 1, p)];
-  const TaskId previous = ring[wrap(rank - 1, p)];
-  const RingCuts cuts(data, p, segment_floats);
-  const auto& k = nn::kernels::kernels();
-  std::vector<float> sum;  // a partial sum in float32, this member's values added
+// Segments on a half-precision wire (the header): each arriving partial
+// sum is read back into float32 before this member's values are added, and
+// rounded again for the next member; the member that completes a chunk
+// keeps the sum as rounded, as every other member reads it. Rounding and
+// reading are costed as this member's compute; every message is a copy.
+class RoundedSegments {
+ public:
+  RoundedSegments(Runtime& runtime, TaskId previous, TaskId next, int64_t step, GradientType wire)
+      : runtime_(runtime), previous_(previous), next_(next), step_(step), wire_(wire) {}
 
-  for (int64_t s = 0; s < cuts.segments(rank); ++s) {
-    runtime.send(next, encoded(runtime, step, cuts.segment(rank, s), wire));
+  void send_own(FloatRange own) {
+    Message m = gradient_message(Tag::kRing, step_, FloatRange::sized(own.size()), wire_);
+    runtime_.compute(encode_work(own.size(), wire_), [&] {
+      if (own.has_values()) m = gradient_message(Tag::kRing, step_, own, wire_);
+    });
+    runtime_.send(next_, std::move(m));
   }
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r - 1;
-    const bool complete = r == p - 2;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      const FloatRange mine = cuts.segment(chunk, s);
-      const int64_t n = mine.size();
-      const Message partial = runtime.recv(previous, Tag::kRing);
-      read_gradient(partial, wire, FloatRange::sized(n), kWhat);  // its size, in both fidelities
-      Message out = gradient_message(Tag::kRing, step, FloatRange::sized(n), wire);
-      const Work work =
-          chained("ring reduce", {decode_work(n, wire), elementwise_work("add", n, 1, 3),
-                                  encode_work(n, wire), complete ? decode_work(n, wire) : Work{}});
-      runtime.compute(work, [&] {
-        if (!mine.has_values()) return;
-        sum.resize(static_cast<std::size_t>(n));
-        read_gradient(partial, wire, FloatRange(sum.data(), n), kWhat);
-        k.add(sum.data(), mine.data(), n);
-        out = gradient_message(Tag::kRing, step, FloatRange(sum.data(), n), wire);
-        // The complete sum, as every other member will read it.
-        if (complete) read_gradient(out, wire, mine, kWhat);
-      });
-      runtime.send(next, std::move(out));
-    }
+
+  void add_and_pass_on(FloatRange mine, bool completes) {
+    const int64_t n = mine.size();
+    const Message partial = runtime_.recv(previous_, Tag::kRing);
+    read_gradient(partial, wire_, FloatRange::sized(n), kWhat);  // its size, in both fidelities
+    Message out = gradient_message(Tag::kRing, step_, FloatRange::sized(n), wire_);
+    const Work work =
+        chained("ring reduce", {decode_work(n, wire_), elementwise_work("add", n, 1, 3),
+                                encode_work(n, wire_), completes ? decode_work(n, wire_) : Work{}});
+    runtime_.compute(work, [&] {
+      if (!mine.has_values()) return;
+      sum_.resize(static_cast<std::size_t>(n));
+      read_gradient(partial, wire_, FloatRange(sum_.data(), n), kWhat);
+      nn::kernels::kernels().add(sum_.data(), mine.data(), n);
+      out = gradient_message(Tag::kRing, step_, FloatRange(sum_.data(), n), wire_);
+      // The complete sum, as every other member will read it.
+      if (completes) read_gradient(out, wire_, mine, kWhat);
+    });
+    runtime_.send(next_, std::move(out));
   }
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      const FloatRange theirs = cuts.segment(chunk, s);
-      Message total = runtime.recv(previous, Tag::kRing);
-      read_gradient(total, wire, FloatRange::sized(theirs.size()), kWhat);
-      runtime.compute(decode_work(theirs.size(), wire),
-                      [&] { read_gradient(total, wire, theirs, kWhat); });
-      if (r < p - 2) runtime.send(next, std::move(total));
-    }
+
+  void keep_sum(FloatRange sum, bool pass_on) {
+    Message total = runtime_.recv(previous_, Tag::kRing);
+    read_gradient(total, wire_, FloatRange::sized(sum.size()), kWhat);
+    runtime_.compute(decode_work(sum.size(), wire_),
+                     [&] { read_gradient(total, wire_, sum, kWhat); });
+    if (pass_on) runtime_.send(next_, std::move(total));
   }
-}
+
+  void finish() {}  // no borrowed floats to wait for
+
+ private:
+  Runtime& runtime_;
+  TaskId previous_;
+  TaskId next_;
+  int64_t step_;
+  GradientType wire_;
+  std::vector<float> sum_;  // a partial sum in float32, this member's values added
+};
 
 }  // namespace
 
@@ -144,81 +231,16 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
                     int64_t step, int64_t segment_floats, GradientType wire) {
   const int p = static_cast<int>(ring.size());
   if (p <= 1) return;
-  if (wire != GradientType::kFloat32) {
-    rounded_ring_allreduce(runtime, ring, rank, data, step, segment_floats, wire);
-    return;
-  }
-  const TaskId next = ring[wrap(rank + 1, p)];
   const TaskId previous = ring[wrap(rank - 1, p)];
-  const RingCuts cuts(data, p, segment_floats);
-  AddCosts add;
-  const Message header = make_message(Tag::kRing, step, 0, nullptr);
-
-  // Every message this member will receive, posted before any of them can
-  // come (as Gloo's ring does): the reduce-scatter's partial sums keep
-  // buffers of their own, the all-gather's complete sums land straight in
-  // `data`. No region is written before this member is done reading it: a
-  // complete sum exists only after every member's values went into it.
-  std::vector<PostedReceive> partials, sums;
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r - 1;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      partials.push_back(runtime.post_recv(previous, Tag::kRing,
-                                           FloatRange::sized(cuts.segment(chunk, s).size())));
-    }
+  const TaskId next = ring[wrap(rank + 1, p)];
+  const RingSchedule schedule(data, p, rank, segment_floats);
+  if (wire == GradientType::kFloat32) {
+    Float32Segments segments(runtime, schedule, previous, next, step);
+    walk_ring(schedule, segments);
+  } else {
+    RoundedSegments segments(runtime, previous, next, step, wire);
+    walk_ring(schedule, segments);
   }
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      sums.push_back(runtime.post_recv(previous, Tag::kRing, cuts.segment(chunk, s)));
-    }
-  }
-
-  // Reduce-scatter. Round 0 sends this member's own chunk, from `data`. In
-  // round r the partial sum of chunk rank - r - 1 arrives, segment by
-  // segment; each segment gets this member's values added and travels on
-  // at once as round r + 1's message. In round p - 2 the sum of chunk
-  // rank + 1 is completed in `data` instead, and sent from there: the first
-  // messages of the all-gather.
-  for (int64_t s = 0; s < cuts.segments(rank); ++s) {
-    runtime.send_borrowed(next, header, cuts.segment(rank, s));
-  }
-  auto partial = partials.begin();
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r - 1;
-    const bool complete = r == p - 2;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      const FloatRange mine = cuts.segment(chunk, s);
-      Message sum = runtime.wait(*partial++);
-      const bool values = mine.has_values() && !sum.values.empty();
-      runtime.compute(add.of(mine.size()), [&] {
-        if (!values) return;
-        const auto& k = nn::kernels::kernels();
-        // a + b == b + a in IEEE arithmetic: the same bits either way.
-        complete ? k.add(mine.data(), sum.values.data(), mine.size())
-                 : k.add(sum.values.data(), mine.data(), mine.size());
-      });
-      if (complete) {
-        runtime.recycle(std::move(sum));
-        runtime.send_borrowed(next, header, mine);
-      } else {
-        runtime.send(next, std::move(sum));
-      }
-    }
-  }
-  // All-gather: in round r the complete sum of chunk rank - r arrives in
-  // `data`, segment by segment, and is passed on from there, except in the
-  // last round, when the next member already holds it.
-  auto total = sums.begin();
-  for (int r = 0; r < p - 1; ++r) {
-    const int chunk = rank - r;
-    for (int64_t s = 0; s < cuts.segments(chunk); ++s) {
-      runtime.wait(*total++);
-      if (r < p - 2) runtime.send_borrowed(next, header, cuts.segment(chunk, s));
-    }
-  }
-  // The caller may change `data` once this returns.
-  runtime.wait_sends();
 }
 
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
