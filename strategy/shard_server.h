@@ -1,0 +1,105 @@
+// A parameter server (parameter_server.h): one shard of the parameters
+// with its own optimizer, serving the workers' requests one at a time in
+// the order they arrive, one method per request, until the chief says it
+// is done.
+//
+//   async: each push is applied on arrival; a pull is answered at once;
+//   sync:  a push waits for every worker's push of the step, then the sum
+//          (in worker order) is applied once; a worker's pull waits until
+//          its last push has been applied.
+//
+// Pulls that cannot be answered yet wait in `deferred_`; once every worker
+// has stopped, the shard is final and everything that waits is answered.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "nn/optimizer.h"
+#include "strategy/replica.h"
+#include "strategy/runtime.h"
+#include "strategy/training_setup.h"
+
+namespace distlab::strategy {
+
+// PS j's part of the parameter buffer: k near-equal contiguous ranges.
+struct Shard {
+  int64_t begin = 0;
+  int64_t size = 0;
+};
+Shard shard_of(int64_t floats, int servers, int j);
+
+// The floats of a shard with its optimizer state, as a server sends them
+// for a checkpoint: values, then each slot.
+int64_t shard_state_floats(const TrainingSetup& setup, const Shard& shard);
+// A server's part of a restore: its shard's state, then the schedule's
+// learning rate where the model has one.
+int64_t shard_restore_floats(const TrainingSetup& setup, const Shard& shard);
+
+class ShardServer {
+ public:
+  // Starts from the same initial weights as every replica.
+  ShardServer(Runtime& runtime, const TrainingSetup& setup);
+
+  // Takes the chief's part of the checkpoint when resuming, then serves
+  // until the chief's kDone. Its outcome: the gradients applied.
+  TaskOutcome run();
+
+ private:
+  void restore();
+  void serve(Message request);
+
+  // One method per request (PsRequest).
+  void pull(Message request);  // kPull and kCheckpoint
+  void push(const Message& first, int rank);
+  void stop(int rank);
+  void rejoin(const Message& request, int rank);
+  void hold_final(Message request);
+  void set_learning_rate(const Message& request);
+
+  bool ready(const Message& pull_request) const;
+  void answer(const Message& pull_request);
+  void send_state(const Message& checkpoint_request);
+  FloatRange receive_push(const Message& first, int rank);
+  void apply(std::span<const float> gradient, int64_t staleness, int gradients);
+  void apply_sum();
+  void answer_ready_pulls();
+  void answer_final();
+  FloatRange weights();
+
+  Runtime& runtime_;
+  const TrainingSetup& setup_;
+  const int replicas_;
+  const bool sync_;
+  const Shard shard_;
+  const int64_t segment_floats_;
+  const GradientType wire_;
+
+  // Full fidelity only (empty or null in timing fidelity).
+  std::vector<float> values_;  // (shard size) the shard's weights
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  // Each worker's latest gradient in float32 (sync: this step's, until all
+  // are in; async: one buffer), allocated once, as a push of a large model
+  // arrives in segments; and their sum (sync).
+  std::vector<std::vector<float>> gradients_;
+  std::vector<float> sum_;
+
+  int64_t version_ = 0;  // updates applied to this shard
+  int64_t gradients_applied_ = 0;
+  std::vector<int64_t> pushes_;         // per worker
+  std::vector<int64_t> steps_reached_;  // per worker: after its latest push
+  int pending_ = 0;                     // sync: the step's pushes received so far
+  std::vector<Message> deferred_;       // pulls that wait for an update (sync) or for the end
+  // Whether each worker has stopped (a restarted worker may say it twice),
+  // and the chief's latest request for the final shard (a restarted chief
+  // asks again).
+  std::vector<char> stopped_ranks_;
+  int stopped_ = 0;
+  std::optional<Message> final_request_;
+  bool done_ = false;
+};
+
+}  // namespace distlab::strategy
