@@ -54,7 +54,8 @@ def main():
     o = parser.parse_args()
     with open(o.measured) as f:
         lines = [json.loads(line) for line in f if line.strip()]
-    header, rows = lines[0], lines[1:]
+    # Rows a measurement skipped (its time budget spent) say so and have no step.
+    header, rows = lines[0], [r for r in lines[1:] if "step_s" in r]
     errors = []
     print(f"Measured: {header.get('gpu')}, PyTorch {header.get('torch')}; "
           f"simulated: {o.machine}\n")
