@@ -11,15 +11,14 @@ saw, each as distlab's spec in scenarios/models/ has it:
     blocks, option A shortcuts: average pooling and zero channels).
 Batches up to 4,096, float32 and mixed precision (bf16, fp16 with loss
 scaling), random batches already on the GPU (no input pipeline), timed as
-torch_gpu_steps.py times them: 30 warm-up steps, then the median of 5
-blocks of `--steps` steps, with CUDA events.
+torch_gpu_steps.py times them (its measure()): 30 warm-up steps, then the
+median of 5 blocks of `--steps` steps, with CUDA events.
 
 Usage (a CUDA GPU and PyTorch; the lent device machine has both):
   python3 bench/torch_gpu_heldout.py > bench/data/gpu_steps_h200_heldout.jsonl
 """
 import argparse
 import json
-import statistics
 import sys
 import time
 
@@ -28,7 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from torch_gpu_steps import cnn as mnist_cnn, mlp as cifar10_mlp  # noqa: E402
+from torch_gpu_steps import cnn as mnist_cnn, measure, mlp as cifar10_mlp  # noqa: E402
 
 dev = "cuda"
 
@@ -79,43 +78,6 @@ def cifar10_resnet44():
     return nn.Sequential(*layers)
 
 
-def measure(name, make, shape, classes, opt, batch, amp, steps):
-    torch.manual_seed(0)
-    model = make().to(dev)
-    optim = opt(model.parameters())
-    x = torch.randn(batch, *shape, device=dev)
-    y = torch.randint(0, classes, (batch,), device=dev)
-    scaler = torch.amp.GradScaler("cuda", enabled=amp == "fp16")
-
-    def step():
-        optim.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16 if amp == "fp16" else torch.bfloat16,
-                            enabled=amp != "fp32"):
-            loss = F.cross_entropy(model(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(optim)
-        scaler.update()
-
-    for _ in range(30):
-        step()
-    torch.cuda.synchronize()
-    blocks = []
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(steps):
-            step()
-        end.record()
-        torch.cuda.synchronize()
-        blocks.append(start.elapsed_time(end) / steps / 1000)
-    s = statistics.median(blocks)
-    row = {"model": name, "batch": batch, "precision": amp, "step_s": s,
-           "examples_per_s": batch / s, "spread": (max(blocks) - min(blocks)) / s}
-    print(json.dumps(row), flush=True)
-    del model, optim, x, y
-    torch.cuda.empty_cache()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=40, help="steps per timed block")
@@ -143,7 +105,7 @@ def main():
                     print(json.dumps({"skipped": name, "batch": batch, "precision": amp}),
                           flush=True)
                     continue
-                measure(name, make, shape, classes, opt, batch, amp, args.steps)
+                measure(name, make, shape, opt, batch, amp, classes, args.steps)
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ def mlp():
     return nn.Sequential(*layers)
 
 
-def measure(name, make, shape, opt, batch, amp):
+def measure(name, make, shape, opt, batch, amp, classes=10, steps=50):
+    """Prints and returns one row: the median of 5 blocks of `steps` steps."""
     torch.manual_seed(0)
     model = make().to(dev)
     optim = opt(model.parameters())
     x = torch.randn(batch, *shape, device=dev)
-    y = torch.randint(0, 10, (batch,), device=dev)
+    y = torch.randint(0, classes, (batch,), device=dev)
     loss_fn = nn.CrossEntropyLoss()
     scaler = torch.amp.GradScaler("cuda", enabled=amp == "fp16")
 
@@ -59,14 +60,17 @@ def measure(name, make, shape, opt, batch, amp):
     for _ in range(5):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(50):
+        for _ in range(steps):
             step()
         end.record()
         torch.cuda.synchronize()
-        blocks.append(start.elapsed_time(end) / 50 / 1000)
+        blocks.append(start.elapsed_time(end) / steps / 1000)
     s = statistics.median(blocks)
-    row = {"model": name, "batch": batch, "precision": amp, "step_s": s, "examples_per_s": batch / s}
+    row = {"model": name, "batch": batch, "precision": amp, "step_s": s, "examples_per_s": batch / s,
+           "spread": (max(blocks) - min(blocks)) / s}
     print(json.dumps(row), flush=True)
+    del model, optim, x, y
+    torch.cuda.empty_cache()
     return row
 
 
