@@ -107,7 +107,7 @@ TEST_CASE("recovery: a fault at a step fires once, even if a rollback passes it 
   CHECK(policy.step_faults(worker2) == std::vector<int64_t>{30});
 }
 
-TEST_CASE("recovery: an asynchronous worker rejoins alone; everyone else rolls the run back") {
+TEST_CASE("recovery: an asynchronous worker rejoins alone, everyone else rolls the run back") {
   const run::Scenario async = ps_lab("[]");
   RecoveryPolicy policy(async, async.cluster.spec);
   const int worker1 = async.cluster.spec.ordinal({Role::kWorker, 1});
