@@ -59,34 +59,21 @@ int realnet_command(Options& o) {
   return realnet::run_task_process(o.task);
 }
 
-}  // namespace
+// What the launcher gives each task it starts; hidden from --help.
+void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
+  app.add_option("--report", task.report, "write this task's report here (the launcher's)")
+      ->group("");
+  app.add_option("--epoch-ns", task.epoch_ns, "shared clock origin (the launcher's)")->group("");
+  app.add_flag("--progress-lines", task.progress_lines, "progress for the launcher")->group("");
+  app.add_option("--incarnations", task.incarnations, "every task's restarts (the launcher's)")
+      ->delimiter(',')
+      ->group("");
+  app.add_flag("--rejoin", task.rejoin, "rejoin a run that went on (the launcher's)")->group("");
+  app.add_option("--crash-at-step", task.crash_at_steps, "fault injection (the launcher's)")
+      ->group("");
+}
 
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app(
-      "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"
-      "nodes, or every task of the scenario on this machine with --launch.");
-  app.name("./realnet");
-  app.footer(
-      "Examples:\n"
-      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
-      "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
-      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
-      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
-      "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
-      "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
-      "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
-      "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
-      "among the replicas as Keras splits it, and each parameter-server worker's own.\n"
-      "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
-      "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
-      "task sends its report to the chief, which writes the run directory; the others\n"
-      "keep theirs in a temporary folder ($TMPDIR/distlab-*/report.json).\n"
-      "--launch tasks share this machine's cores: they get OMP_WAIT_POLICY=passive\n"
-      "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
-      "records the placement, the core count and the threads per task.\n"
-      "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
-      distlab::nn::kernels::isa_help());
+void add_options(CLI::App& app, Options& o) {
   app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
   app.add_option("--scenario", o.task.scenario, "the scenario this task belongs to");
   app.add_option("--role", o.task.role, "chief, worker or ps (with --cluster)");
@@ -121,17 +108,39 @@ int main(int argc, char** argv) {
                  "seconds a task waits for any message before it gives up")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--report", o.task.report, "write this task's report here (the launcher's)")
-      ->group("");
-  app.add_option("--epoch-ns", o.task.epoch_ns, "shared clock origin (the launcher's)")->group("");
-  app.add_flag("--progress-lines", o.task.progress_lines, "progress for the launcher")->group("");
-  app.add_option("--incarnations", o.task.incarnations, "every task's restarts (the launcher's)")
-      ->delimiter(',')
-      ->group("");
-  app.add_flag("--rejoin", o.task.rejoin, "rejoin a run that went on (the launcher's)")->group("");
-  app.add_option("--crash-at-step", o.task.crash_at_steps, "fault injection (the launcher's)")
-      ->group("");
+  add_launcher_options(app, o.task);
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app(
+      "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"
+      "nodes, or every task of the scenario on this machine with --launch.");
+  app.name("./realnet");
+  app.footer(
+      "Examples:\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
+      "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
+      "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
+      "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
+      "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
+      "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
+      "among the replicas as Keras splits it, and each parameter-server worker's own.\n"
+      "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"
+      "AI Platform or Kubernetes do. Tasks may start in any order. At the end every\n"
+      "task sends its report to the chief, which writes the run directory; the others\n"
+      "keep theirs in a temporary folder ($TMPDIR/distlab-*/report.json).\n"
+      "--launch tasks share this machine's cores: they get OMP_WAIT_POLICY=passive\n"
+      "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
+      "records the placement, the core count and the threads per task.\n"
+      "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
+      distlab::nn::kernels::isa_help());
+  add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   o.provenance = run::provenance_here(argc, argv);
   return run_reporting_errors([&] {

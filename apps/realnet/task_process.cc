@@ -63,13 +63,9 @@ std::string keep_report(const std::string& scenario, strategy::TaskId task,
   return path;
 }
 
-}  // namespace
-
-int run_task_process(const TaskProcessOptions& o) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  net::validate_secret(o.secret);
-  const net::TaskAssignment assignment =
-      net::assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
+// The scenario, checked against the cluster that the task's assignment
+// names.
+run::Scenario task_scenario(const TaskProcessOptions& o, const net::TaskAssignment& assignment) {
   run::Scenario scenario = load_real_scenario(o.scenario, o.overrides);
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
@@ -78,63 +74,141 @@ int run_task_process(const TaskProcessOptions& o) {
                      run::tasks_of(scenario, scenario.strategy.devices > 0
                                                  ? scenario.strategy.devices
                                                  : assignment.cluster.spec().replicas()));
-  nn::set_compute_threads(o.threads);
-  net::keep_message_memory();
-  run::TrainingInputs inputs(scenario);
-  strategy::TrainingSetup& setup = inputs.setup();
-  const strategy::ClusterSpec& spec = assignment.cluster.spec();
-  const bool chief = spec.replica_rank(assignment.self) == 0;
+  return scenario;
+}
+
+// A task of the run, from its setup (model, data, checkpoints) and its
+// connections to the end: its report handed over, and the run directory
+// written if it is the chief that gathers the reports.
+class TaskProcess {
+ public:
+  TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment& assignment,
+              const run::Scenario& scenario, std::chrono::steady_clock::time_point wall_start);
+  int run();
+
+ private:
+  std::string run_directory() const;
+  void prepare_setup();
+  net::TcpOptions tcp_options() const;
+  void prepare_restarts(net::TcpRuntime& runtime) const;
+  run::TaskReport train(net::TcpRuntime& runtime);
+  std::vector<run::TaskReport> hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
+                                         std::string& kept) const;
+  void print_done(const run::TaskReport& report, const std::string& kept) const;
+  void write_run_directory(std::vector<run::TaskReport> gathered) const;
+
+  const TaskProcessOptions& o_;
+  const net::TaskAssignment& assignment_;
+  const run::Scenario& scenario_;
+  const std::chrono::steady_clock::time_point wall_start_;
+  run::TrainingInputs inputs_;
+  strategy::TrainingSetup& setup_;
+  const strategy::ClusterSpec spec_;  // a value: ClusterAddresses::spec() makes one
+  const bool chief_;
   // Without --report (the launcher's, which gathers the files itself), the
   // tasks bring their reports to the chief, which writes the run directory.
-  const bool gathering = o.report.empty();
-  std::string run_directory = o.out;
-  if (run_directory.empty() && chief && (gathering || scenario.checkpoint.enabled())) {
-    run_directory = run::default_run_directory("runs", scenario.name, std::time(nullptr));
+  const bool gathering_;
+  const std::string run_directory_;
+};
+
+TaskProcess::TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment& assignment,
+                         const run::Scenario& scenario,
+                         std::chrono::steady_clock::time_point wall_start)
+    : o_(o),
+      assignment_(assignment),
+      scenario_(scenario),
+      wall_start_(wall_start),
+      inputs_(scenario),
+      setup_(inputs_.setup()),
+      spec_(assignment.cluster.spec()),
+      chief_(spec_.replica_rank(assignment.self) == 0),
+      gathering_(o.report.empty()),
+      run_directory_(run_directory()) {}
+
+int TaskProcess::run() {
+  prepare_setup();
+  net::TcpRuntime runtime(assignment_.self, assignment_.cluster, tcp_options());
+  prepare_restarts(runtime);
+  runtime.connect();
+  if (o_.progress_lines) {
+    std::printf("@connected\n");  // for the launcher: a restarted task runs again
+    std::fflush(stdout);
   }
-  setup.set_checkpoints(run::plan_checkpoints(scenario, setup, spec.replicas(),
-                                              {.run_directory = run_directory,
-                                               .resume = o.resume,
-                                               .backend = "realnet",
-                                               .load = chief,
-                                               .note = [&](const std::string& line) {
-                                                 if (!o.quiet)
-                                                   std::fprintf(stderr, "%s\n", line.c_str());
-                                               }}));
-  if (o.progress_lines) {
-    setup.on_chief_step = [](int64_t done, int64_t total) {
+  const run::TaskReport report = train(runtime);
+  std::string kept;  // where a task other than the chief keeps its report
+  std::vector<run::TaskReport> gathered = hand_over(runtime, report, kept);
+  runtime.disconnect();
+
+  if (!o_.report.empty()) write_report(o_.report, report);
+  if (!o_.quiet) print_done(report, kept);
+  if (!gathered.empty()) write_run_directory(std::move(gathered));
+  return 0;
+}
+
+// --out; else the chief's default, when it writes a run directory or
+// checkpoints.
+std::string TaskProcess::run_directory() const {
+  if (o_.out.empty() && chief_ && (gathering_ || scenario_.checkpoint.enabled())) {
+    return run::default_run_directory("runs", scenario_.name, std::time(nullptr));
+  }
+  return o_.out;
+}
+
+// The checkpoints (the chief reads the one to resume from), and the
+// launcher's progress lines.
+void TaskProcess::prepare_setup() {
+  setup_.set_checkpoints(run::plan_checkpoints(scenario_, setup_, spec_.replicas(),
+                                               {.run_directory = run_directory_,
+                                                .resume = o_.resume,
+                                                .backend = "realnet",
+                                                .load = chief_,
+                                                .note = [this](const std::string& line) {
+                                                  if (!o_.quiet)
+                                                    std::fprintf(stderr, "%s\n", line.c_str());
+                                                }}));
+  if (o_.progress_lines) {
+    setup_.on_chief_step = [](int64_t done, int64_t total) {
       std::printf("@progress %lld %lld\n", static_cast<long long>(done),
                   static_cast<long long>(total));
       std::fflush(stdout);
     };
   }
+}
 
+net::TcpOptions TaskProcess::tcp_options() const {
   net::TcpOptions tcp;
-  tcp.secret = o.secret;
+  tcp.secret = o_.secret;
   tcp.connect_deadline =
-      std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_seconds * 1000));
+      std::chrono::milliseconds(static_cast<int64_t>(o_.connect_timeout_seconds * 1000));
   tcp.receive_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(o.receive_timeout_seconds * 1000));
-  if (o.epoch_ns) {
-    tcp.epoch = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*o.epoch_ns));
+      std::chrono::milliseconds(static_cast<int64_t>(o_.receive_timeout_seconds * 1000));
+  if (o_.epoch_ns) {
+    tcp.epoch = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*o_.epoch_ns));
   }
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   // Under a strategy whose failed tasks rejoin alone (asynchronous
   // workers), losing one of them does not end this task.
-  const strategy::StrategyDescription& strategy = strategy::describe(scenario.strategy.kind);
+  const strategy::StrategyDescription& strategy = strategy::describe(scenario_.strategy.kind);
   if (strategy.rejoins) {
-    tcp.may_restart = [&strategy, config = scenario.strategy](strategy::TaskId task) {
+    tcp.may_restart = [&strategy, config = scenario_.strategy](strategy::TaskId task) {
       return strategy.rejoins(config, task.role);
     };
   }
-  tcp.dial_everyone = o.rejoin;
-  net::TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
-  if (!o.incarnations.empty()) {
-    const auto own = static_cast<std::size_t>(spec.ordinal(assignment.self));
-    runtime.set_incarnations(own < o.incarnations.size() ? o.incarnations[own] : 0, o.incarnations);
+  tcp.dial_everyone = o_.rejoin;
+  return tcp;
+}
+
+// The launcher's restarts: every task's incarnation, whether this one
+// rejoins a run that went on, and the steps at which it crashes.
+void TaskProcess::prepare_restarts(net::TcpRuntime& runtime) const {
+  if (!o_.incarnations.empty()) {
+    const auto own = static_cast<std::size_t>(spec_.ordinal(assignment_.self));
+    runtime.set_incarnations(own < o_.incarnations.size() ? o_.incarnations[own] : 0,
+                             o_.incarnations);
   }
-  runtime.set_rejoining(o.rejoin);
-  if (!o.crash_at_steps.empty()) {
-    runtime.set_step_hook([steps = o.crash_at_steps](int64_t step) {
+  runtime.set_rejoining(o_.rejoin);
+  if (!o_.crash_at_steps.empty()) {
+    runtime.set_step_hook([steps = o_.crash_at_steps](int64_t step) {
       if (std::find(steps.begin(), steps.end(), step) == steps.end()) return;
       // A crash, as a failing machine has it: no goodbye, no report.
       std::printf("@crash %lld\n", static_cast<long long>(step));
@@ -142,56 +216,74 @@ int run_task_process(const TaskProcessOptions& o) {
       std::raise(SIGKILL);
     });
   }
-  runtime.connect();
-  if (o.progress_lines) {
-    std::printf("@connected\n");  // for the launcher: a restarted task runs again
-    std::fflush(stdout);
-  }
+}
+
+// The strategy's task, run to its end, and its report.
+run::TaskReport TaskProcess::train(net::TcpRuntime& runtime) {
   run::TaskReport report;
-  report.outcome = strategy::run_task(runtime, setup);
+  report.outcome = strategy::run_task(runtime, setup_);
   report.spans_dropped = runtime.spans_dropped();
   report.log = runtime.take_log();
-  report.log.host = assignment.cluster.of(assignment.self).to_string();
+  report.log.host = assignment_.cluster.of(assignment_.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
-  // The reports travel before the goodbyes, on the run's connections (after
-  // take_log: their trip is no part of the log).
-  std::vector<run::TaskReport> gathered;
-  std::string kept;  // where a task other than the chief keeps its report
-  if (gathering && run::gathers_reports(runtime)) {
-    gathered = run::gather_task_reports(runtime, report);
-  } else if (gathering) {
-    kept = keep_report(scenario.name, assignment.self, report);
+  return report;
+}
+
+// The reports travel before the goodbyes, on the run's connections (after
+// take_log: their trip is no part of the log). Returns every task's report
+// at the chief that gathers them; a task other than the chief keeps its own
+// (`kept`: where).
+std::vector<run::TaskReport> TaskProcess::hand_over(net::TcpRuntime& runtime,
+                                                    const run::TaskReport& report,
+                                                    std::string& kept) const {
+  if (gathering_ && run::gathers_reports(runtime)) {
+    return run::gather_task_reports(runtime, report);
+  }
+  if (gathering_) {
+    kept = keep_report(scenario_.name, assignment_.self, report);
     run::send_task_report(runtime, report);
   }
-  runtime.disconnect();
+  return {};
+}
 
-  if (!o.report.empty()) write_report(o.report, report);
-  if (!o.quiet) {
-    std::printf("%s done: %zu steps, %.2f s, %.1f MB sent, %.1f MB received%s%s\n",
-                strategy::task_name(assignment.self).c_str(), report.log.steps.size(),
-                report.log.finished_at, report.log.bytes_sent / 1e6,
-                report.log.bytes_received / 1e6,
-                report.outcome.weights_sha256.empty()
-                    ? ""
-                    : (", weights sha256 " + report.outcome.weights_sha256.substr(0, 16)).c_str(),
-                kept.empty() ? "" : ("; report kept in " + kept).c_str());
+void TaskProcess::print_done(const run::TaskReport& report, const std::string& kept) const {
+  std::printf("%s done: %zu steps, %.2f s, %.1f MB sent, %.1f MB received%s%s\n",
+              strategy::task_name(assignment_.self).c_str(), report.log.steps.size(),
+              report.log.finished_at, report.log.bytes_sent / 1e6, report.log.bytes_received / 1e6,
+              report.outcome.weights_sha256.empty()
+                  ? ""
+                  : (", weights sha256 " + report.outcome.weights_sha256.substr(0, 16)).c_str(),
+              kept.empty() ? "" : ("; report kept in " + kept).c_str());
+}
+
+// The chief's run directory from every task's report.
+void TaskProcess::write_run_directory(std::vector<run::TaskReport> gathered) const {
+  run::RunAssembly assembly{
+      .backend = "realnet",
+      .model_bytes = static_cast<uint64_t>(setup_.parameter_floats()) * sizeof(float),
+      .provenance = o_.provenance};
+  if (const auto& resume = setup_.checkpoints().resume) {
+    assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
   }
-  if (!gathered.empty()) {
-    run::RunAssembly assembly{
-        .backend = "realnet",
-        .model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float),
-        .provenance = o.provenance};
-    if (const auto& resume = setup.checkpoints().resume) {
-      assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
-    }
-    run::RunResult result =
-        run::assemble_run(scenario, spec, std::move(gathered), std::move(assembly));
-    result.wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    run::write_run_directory(run_directory, result);
-    if (!o.quiet) std::printf("%s", run::format_run_written(run_directory, result).c_str());
-  }
-  return 0;
+  run::RunResult result =
+      run::assemble_run(scenario_, spec_, std::move(gathered), std::move(assembly));
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  run::write_run_directory(run_directory_, result);
+  if (!o_.quiet) std::printf("%s", run::format_run_written(run_directory_, result).c_str());
+}
+
+}  // namespace
+
+int run_task_process(const TaskProcessOptions& o) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  net::validate_secret(o.secret);
+  const net::TaskAssignment assignment =
+      net::assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
+  const run::Scenario scenario = task_scenario(o, assignment);
+  nn::set_compute_threads(o.threads);
+  net::keep_message_memory();
+  return TaskProcess(o, assignment, scenario, wall_start).run();
 }
 
 }  // namespace distlab::realnet
