@@ -25,36 +25,25 @@ namespace distlab::sim {
 using strategy::Fidelity;
 using strategy::TaskId;
 
-run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
-                        const SimulationOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  const ClusterPlan plan = plan_cluster(scenario, catalog);
-  nn::set_compute_threads(options.compute_threads);
+namespace {
 
-  run::TrainingInputs inputs(scenario);
-  strategy::TrainingSetup& setup = inputs.setup();
+// The checkpoints, and the chief's steps told on the simulated clock.
+void prepare_setup(strategy::TrainingSetup& setup, const run::Scenario& scenario,
+                   const ClusterPlan& plan, const SimulationOptions& options) {
   run::CheckpointRequest checkpoints = options.checkpoints;
   checkpoints.backend = "simulate";
   setup.set_checkpoints(
       run::plan_checkpoints(scenario, setup, plan.cluster.replicas(), checkpoints));
   if (options.on_progress) {
-    setup.on_chief_step = [&](int64_t done, int64_t total) {
+    setup.on_chief_step = [&options](int64_t done, int64_t total) {
       options.on_progress(done, total, simgrid::s4u::Engine::get_clock());
     };
   }
+}
 
-  // SimGrid reads its options from a command line; keep it quiet.
-  int argc = 2;
-  char name[] = "distlab-simulate";
-  char log[] = "--log=root.thres:critical";
-  char* argv[] = {name, log, nullptr};
-  simgrid::s4u::Engine engine(&argc, argv);
-  configure_network_model(scenario.network.model);
-  const std::vector<simgrid::s4u::Host*> hosts = build_platform(plan);
-  MailboxTable mailboxes(plan.cluster.task_count());
-  TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit,
-                            options.on_event);
-  supervisor.start();
+// Runs the simulation to its end; returns the wall seconds it took.
+double run_engine(simgrid::s4u::Engine& engine, MailboxTable& mailboxes,
+                  const TaskSupervisor& supervisor) {
   const auto simulation_start = std::chrono::steady_clock::now();
   try {
     engine.run();
@@ -68,16 +57,22 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   }
   const auto simulation_end = std::chrono::steady_clock::now();
   mailboxes.release_receivers();
-  SupervisedRun run = supervisor.finish();
+  return std::chrono::duration<double>(simulation_end - simulation_start).count();
+}
 
-  // One report per task, as a real task would hand over; the supervisor
-  // counts dropped spans for the run as a whole (the first report has them).
-  std::vector<run::TaskReport> reports(static_cast<std::size_t>(plan.cluster.task_count()));
+// One report per task, as a real task would hand over; the supervisor
+// counts dropped spans for the run as a whole (the first report has them).
+std::vector<run::TaskReport> task_reports(SupervisedRun& run, int task_count) {
+  std::vector<run::TaskReport> reports(static_cast<std::size_t>(task_count));
   for (std::size_t t = 0; t < reports.size(); ++t) {
     reports[t].log = std::move(run.logs[t]);
     reports[t].outcome = std::move(run.outcomes[t]);
   }
   if (!reports.empty()) reports[0].spans_dropped = run.spans_dropped;
+  return reports;
+}
+
+run::RunAssembly assembly_of(const strategy::TrainingSetup& setup, SupervisedRun& run) {
   run::RunAssembly assembly{
       .backend = "simulate",
       .model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float)};
@@ -85,17 +80,50 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
     assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
   }
   assembly.failures = std::move(run.failures);
+  return assembly;
+}
+
+run::RunPlacement placement_of(const ClusterPlan& plan) {
+  if (plan.one_host) {
+    return {.kind = "one_host",
+            .host_cores = plan.cores,
+            .threads_per_task = plan.hosts.front().device.threads};
+  }
+  return {.kind = "per_task", .host_cores = 0, .threads_per_task = 0};
+}
+
+}  // namespace
+
+run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
+                        const SimulationOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ClusterPlan plan = plan_cluster(scenario, catalog);
+  nn::set_compute_threads(options.compute_threads);
+  run::TrainingInputs inputs(scenario);
+  strategy::TrainingSetup& setup = inputs.setup();
+  prepare_setup(setup, scenario, plan, options);
+
+  // SimGrid reads its options from a command line; keep it quiet.
+  int argc = 2;
+  char name[] = "distlab-simulate";
+  char log[] = "--log=root.thres:critical";
+  char* argv[] = {name, log, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  configure_network_model(scenario.network.model);
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(plan);
+  MailboxTable mailboxes(plan.cluster.task_count());
+  TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit,
+                            options.on_event);
+  supervisor.start();
+  const double simulation_seconds = run_engine(engine, mailboxes, supervisor);
+  SupervisedRun run = supervisor.finish();
+
+  std::vector<run::TaskReport> reports = task_reports(run, plan.cluster.task_count());
+  run::RunAssembly assembly = assembly_of(setup, run);
   run::RunResult result =
       run::assemble_run(scenario, plan.cluster, std::move(reports), std::move(assembly));
-  result.simulation_wall_seconds =
-      std::chrono::duration<double>(simulation_end - simulation_start).count();
-  if (plan.one_host) {
-    result.placement = {.kind = "one_host",
-                        .host_cores = plan.cores,
-                        .threads_per_task = plan.hosts.front().device.threads};
-  } else {
-    result.placement = {.kind = "per_task", .host_cores = 0, .threads_per_task = 0};
-  }
+  result.simulation_wall_seconds = simulation_seconds;
+  result.placement = placement_of(plan);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
