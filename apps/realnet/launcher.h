@@ -4,11 +4,12 @@
 // in ./simulate's schema (wall seconds in place of simulated ones).
 //
 // Failures: a task that is killed (a scenario's fault, which the launcher
-// injects with SIGKILL, or a real kill -9) is recovered from as a restart
-// policy would: every task is stopped and started again from the newest
-// valid checkpoint, at most recovery.max_restarts times. A task that ends
-// with an error stops the others; the launcher names it and shows its last
-// lines.
+// injects with SIGKILL, or a real kill -9) is recovered from as the
+// recovery policy of both backends decides (run/recovery.h): an
+// asynchronous worker is restarted alone, any other death stops every task
+// and starts them all again from the newest valid checkpoint, at most
+// recovery.max_restarts times. A task that ends with an error stops the
+// others; the launcher names it and shows its last lines.
 #pragma once
 
 #include <cstdint>

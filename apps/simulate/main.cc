@@ -1,5 +1,6 @@
 // ./simulate: runs a scenario in a SimGrid-simulated cluster and leaves a run
-// directory (summary.json, steps.csv, curve.csv, timeline.json).
+// directory (summary.json, steps.csv, curve.csv, timeline.json, scenario.yaml,
+// and in full fidelity the final weights, model.safetensors).
 #include <CLI/CLI.hpp>
 
 #include "apps/simulate/simulate_command.h"
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
   CLI::App app(
       "Simulates a scenario on a SimGrid cluster: every task (chief, worker, ps) is an actor\n"
       "on a simulated host of the scenario's machine type, joined by simulated links.\n"
-      "Writes summary.json, steps.csv, curve.csv and timeline.json to the run directory.");
+      "Writes summary.json, steps.csv, curve.csv, timeline.json, scenario.yaml and (full\n"
+      "fidelity) the final weights, model.safetensors, to the run directory.");
   app.name("./simulate");
   app.footer(
       "Examples:\n"
