@@ -68,12 +68,10 @@ ClusterPlan plan_devices_of_one_host(const run::Scenario& scenario, const Machin
   return plan;
 }
 
-// Every task on one host of the chief's machine type, sharing its cores and
-// its loopback.
-ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
-  const strategy::ClusterSpec& spec = scenario.cluster.spec;
-  const MachineType& machine = machine_for(scenario, catalog, spec.tasks().front().role);
-  for (const strategy::TaskId task : spec.tasks()) {
+// Refuses what one_host cannot place: roles on other machine types, a
+// machine without loopback figures, GPUs.
+void check_one_host(const run::Scenario& scenario, const MachineType& machine) {
+  for (const strategy::TaskId task : scenario.cluster.spec.tasks()) {
     if (scenario.cluster.machine_of(task.role) != machine.name) {
       throw ConfigError(scenario.path, 0, "cluster.placement",
                         std::string("one_host puts every task on one machine, but the ") +
@@ -95,6 +93,14 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                           " has GPUs, which one_host does not share",
                       "placement: per_task");
   }
+}
+
+// Every task on one host of the chief's machine type, sharing its cores and
+// its loopback.
+ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
+  const strategy::ClusterSpec& spec = scenario.cluster.spec;
+  const MachineType& machine = machine_for(scenario, catalog, spec.tasks().front().role);
+  check_one_host(scenario, machine);
   ClusterPlan plan;
   plan.cluster = spec;
   plan.one_host = true;
