@@ -92,6 +92,7 @@ class TaskProcess {
   net::TcpOptions tcp_options() const;
   void prepare_restarts(net::TcpRuntime& runtime) const;
   run::TaskReport train(net::TcpRuntime& runtime);
+  run::TaskReport train_or_tell_peers(net::TcpRuntime& runtime);
   std::vector<run::TaskReport> hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
                                          std::string& kept) const;
   void print_done(const run::TaskReport& report, const std::string& kept) const;
@@ -134,7 +135,7 @@ int TaskProcess::run() {
     std::printf("@connected\n");  // for the launcher: a restarted task runs again
     std::fflush(stdout);
   }
-  const run::TaskReport report = train(runtime);
+  const run::TaskReport report = train_or_tell_peers(runtime);
   std::string kept;  // where a task other than the chief keeps its report
   std::vector<run::TaskReport> gathered = hand_over(runtime, report, kept);
   runtime.disconnect();
@@ -227,6 +228,17 @@ run::TaskReport TaskProcess::train(net::TcpRuntime& runtime) {
   report.log.host = assignment_.cluster.of(assignment_.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
   return report;
+}
+
+// A task that fails tells its peers why before it exits: one waiting for
+// it then fails with the cause, which the launcher may name first.
+run::TaskReport TaskProcess::train_or_tell_peers(net::TcpRuntime& runtime) {
+  try {
+    return train(runtime);
+  } catch (const std::exception& e) {
+    runtime.abandon(e.what());
+    throw;
+  }
 }
 
 // The reports travel before the goodbyes, on the run's connections (after

@@ -326,7 +326,30 @@ void TcpRuntime::disconnect() {
   // Every peer has said goodbye after its last message. Ours follow our
   // last messages on each connection: once every queue is written, the
   // connections can go.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  wait_until_written(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  close_connections();
+}
+
+void TcpRuntime::abandon(const std::string& reason) noexcept {
+  try {
+    // The peers name this task themselves ("worker:1 stopped: ...").
+    const std::string own = strategy::task_name(self()) + ": ";
+    std::string why = reason.starts_with(own) ? reason.substr(own.size()) : reason;
+    if (why.empty()) why = "an error";
+    asio::post(io_, [this, why = std::move(why)] {
+      saying_goodbye_ = true;
+      for (auto& peer : peers_) {
+        if (peer) peer->write_frame(goodbye_frame(static_cast<uint32_t>(self_ordinal_), why));
+      }
+    });
+    wait_until_written(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+    close_connections();
+  } catch (...) {
+    // The task is failing already; its own error is the one to report.
+  }
+}
+
+void TcpRuntime::wait_until_written(std::chrono::steady_clock::time_point until) {
   while (std::chrono::steady_clock::now() < until) {
     auto flushed = std::make_shared<std::promise<bool>>();
     asio::post(io_, [this, flushed] {
@@ -338,6 +361,9 @@ void TcpRuntime::disconnect() {
     if (done.get()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+void TcpRuntime::close_connections() {
   asio::post(io_, [this] {
     if (acceptor_) acceptor_->close();
     for (auto& peer : peers_) {

@@ -83,6 +83,11 @@ class TcpRuntime : public strategy::Runtime {
   // Sends a goodbye to every peer after the last message and waits for
   // theirs, so that no task closes while a peer still sends to it.
   void disconnect();
+  // Tells every connected peer why this task stops before its end (its own
+  // error, `reason`), so that a peer waiting for it fails naming the cause
+  // rather than a closed connection. Waits a moment for the goodbyes to be
+  // written; never throws.
+  void abandon(const std::string& reason) noexcept;
 
   double now() const override;
   void recycle(strategy::Message message) override;
@@ -118,6 +123,9 @@ class TcpRuntime : public strategy::Runtime {
   bool is_stale_dial(int peer, const Connection& connection) const;
   void on_message(strategy::Message message);
   void on_goodbye(int peer, const std::string& reason);
+  // Waits until every connection has written its queue, or `until`.
+  void wait_until_written(std::chrono::steady_clock::time_point until);
+  void close_connections();
   void on_failure(const std::string& what);
   [[noreturn]] void throw_failure();
   // One line to options_.log, prefixed with this task's name.

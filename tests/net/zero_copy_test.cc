@@ -13,53 +13,15 @@
 
 #include "common/error.h"
 #include "net/cluster/cluster_config.h"
-#include "net/runtime/loopback_ports.h"
 #include "net/runtime/tcp_runtime.h"
 #include "strategy/ring_allreduce.h"
+#include "tests/net/loopback_tasks.h"
 
 namespace {
 
 using namespace distlab;
 using namespace distlab::strategy;
 using net::TcpRuntime;
-
-// Runs `body` on `tasks` workers connected over loopback, one thread each.
-// Throws an Error that quotes every task's failure (one task's error also
-// fails its peers' goodbyes).
-void run_tasks(int tasks, const std::function<void(TcpRuntime&, int rank)>& body) {
-  const ClusterSpec spec{.chiefs = 0, .workers = tasks, .ps = 0};
-  const net::ClusterAddresses cluster =
-      net::loopback_cluster(spec, net::free_loopback_ports(tasks));
-  std::vector<std::exception_ptr> errors(tasks);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < tasks; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        net::TcpOptions options;
-        options.connect_deadline = std::chrono::seconds(10);
-        options.receive_timeout = std::chrono::seconds(20);
-        TcpRuntime runtime(spec.task_at(rank), cluster, options);
-        runtime.set_span_limit(0);
-        runtime.connect();
-        body(runtime, rank);
-        runtime.disconnect();
-      } catch (...) {
-        errors[rank] = std::current_exception();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  std::string failures;
-  for (int rank = 0; rank < tasks; ++rank) {
-    if (!errors[rank]) continue;
-    try {
-      std::rethrow_exception(errors[rank]);
-    } catch (const std::exception& e) {
-      failures += "rank " + std::to_string(rank) + ": " + e.what() + "\n";
-    }
-  }
-  if (!failures.empty()) throw Error(failures);
-}
 
 TaskId worker(int i) {
   return {Role::kWorker, i};
@@ -79,7 +41,7 @@ Message floats(Tag tag, const std::vector<float>& values) {
 
 TEST_CASE("A receive posted before its message comes takes the payload in place") {
   std::promise<void> posted;
-  run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+  net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
     if (rank == 0) {
       posted.get_future().wait();
       runtime.send(worker(1), floats(Tag::kRing, counting(300'000, 1)));
@@ -97,7 +59,7 @@ TEST_CASE("A receive posted before its message comes takes the payload in place"
 }
 
 TEST_CASE("A receive posted after its message came gets the payload copied in") {
-  run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+  net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
     if (rank == 0) {
       runtime.send(worker(1), floats(Tag::kRing, counting(1000, 5)));
       runtime.send(worker(1), floats(Tag::kParameters, {1}));
@@ -116,7 +78,7 @@ TEST_CASE("A receive posted after its message came gets the payload copied in") 
 
 TEST_CASE("Posted receives take their messages in the order sent") {
   std::promise<void> posted;
-  run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+  net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
     if (rank == 0) {
       runtime.send(worker(1), floats(Tag::kRing, counting(10, 0)));  // before any posting
       posted.get_future().wait();
@@ -142,7 +104,8 @@ TEST_CASE("Posted receives take their messages in the order sent") {
 
 TEST_CASE("A posted receive refuses a message of another size") {
   std::promise<void> posted;
-  CHECK_THROWS_WITH(run_tasks(2,
+  CHECK_THROWS_WITH(
+      net::testing::run_tasks(2,
                               [&](TcpRuntime& runtime, int rank) {
                                 if (rank == 0) {
                                   posted.get_future().wait();
@@ -155,12 +118,12 @@ TEST_CASE("A posted receive refuses a message of another size") {
                                 posted.set_value();
                                 runtime.wait(receive);
                               }),
-                    Catch::Contains("sent 48 bytes where 40 were expected"));
+      Catch::Contains("sent 48 bytes where 40 were expected"));
 }
 
 TEST_CASE("A withdrawn receive leaves its message to a later recv") {
   std::promise<void> withdrawn;
-  run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+  net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
     if (rank == 0) {
       withdrawn.get_future().wait();
       runtime.send(worker(1), floats(Tag::kRing, counting(50'000, 2)));
@@ -176,7 +139,7 @@ TEST_CASE("A withdrawn receive leaves its message to a later recv") {
 }
 
 TEST_CASE("A borrowed send is written from the caller's floats until wait_sends") {
-  run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+  net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
     const int64_t n = 4 << 20;  // 16 MB: more than the socket takes at once
     if (rank == 0) {
       std::vector<float> values = counting(n, 3);
@@ -195,7 +158,7 @@ TEST_CASE("Borrowed sends to a peer that is gone end in an error, not a wait") {
   std::promise<void> connected, gone;
   const std::string outcome = [&] {
     try {
-      run_tasks(2, [&](TcpRuntime& runtime, int rank) {
+      net::testing::run_tasks(2, [&](TcpRuntime& runtime, int rank) {
         if (rank == 1) {
           // Leaves without reading or saying goodbye, once worker:0 is
           // connected too (else its connect() is what fails): its runtime
@@ -230,7 +193,7 @@ TEST_CASE("The ring all-reduce over TCP sums exactly, whatever the segments") {
       CAPTURE(tasks, segment);
       const int64_t n = 100'003;  // chunks and segments of unequal sizes
       std::vector<std::vector<float>> results(tasks);
-      run_tasks(tasks, [&](TcpRuntime& runtime, int rank) {
+      net::testing::run_tasks(tasks, [&](TcpRuntime& runtime, int rank) {
         std::vector<TaskId> ring;
         for (int i = 0; i < tasks; ++i) ring.push_back(worker(i));
         // Small integers: every order of summing gives the same floats.
