@@ -60,14 +60,26 @@ void Model::seed_randomness(uint64_t stream) {
 
 LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
                                     int64_t divisor) {
+  LossResult result = forward_loss(x, labels, step, divisor);
+  backward_gradients(x, result);
+  return result;
+}
+
+LossResult Model::forward_loss(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
+                               int64_t divisor) {
   std::fill(grads_.begin(), grads_.end(), 0.0f);
-  LossResult result;
   // An empty batch (a worker's share of an epoch's last step) has no data
   // gradient; running it would divide BatchNorm's statistics by zero.
+  if (x.rows() == 0) return {};
+  logits_ = &network_->run(x, {Phase::kTrain, step});
+  return softmax_cross_entropy(*logits_, labels, dlogits_, divisor > 0 ? divisor : x.rows());
+}
+
+void Model::backward_gradients(const Matrix& x, LossResult& result) {
   if (x.rows() > 0) {
-    const Matrix& logits = network_->run(x, {Phase::kTrain, step});
-    result = softmax_cross_entropy(logits, labels, dlogits_, divisor > 0 ? divisor : x.rows());
-    network_->backward(x, logits, dlogits_, nullptr);
+    if (logits_ == nullptr) throw Error("backward_gradients: no forward_loss on this batch");
+    network_->backward(x, *logits_, dlogits_, nullptr);
+    logits_ = nullptr;
   }
   for (const auto& block : trainable_.blocks()) {
     if (!block.regularizer.active()) continue;
@@ -75,7 +87,6 @@ LossResult Model::compute_gradients(const Matrix& x, std::span<const int32_t> la
         block.regularizer.apply(std::span<const float>(params_).subspan(block.offset, block.size()),
                                 std::span(grads_).subspan(block.offset, block.size()));
   }
-  return result;
 }
 
 const Matrix& Model::predict(const Matrix& x) {

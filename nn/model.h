@@ -58,6 +58,14 @@ class Model {
   // add up to the global mean). An empty batch gives zero data gradients.
   LossResult compute_gradients(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
                                int64_t divisor = 0);
+  // compute_gradients in its two halves, for a caller that times them
+  // apart: forward_loss clears the gradient buffer and runs the forward
+  // pass and the loss (without penalties); backward_gradients, on the same
+  // batch `x` right after, runs the backward pass and the penalties, which
+  // it adds to `result.loss`.
+  LossResult forward_loss(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
+                          int64_t divisor = 0);
+  void backward_gradients(const Matrix& x, LossResult& result);
 
   // Inference-mode logits of a batch.
   const Matrix& predict(const Matrix& x);
@@ -78,7 +86,8 @@ class Model {
   ParameterLayout trainable_;
   ParameterLayout state_layout_;
   FloatBuffer params_, grads_, state_;
-  Matrix dlogits_;  // (N, classes), reused each step
+  Matrix dlogits_;                  // (N, classes), reused each step
+  const Matrix* logits_ = nullptr;  // forward_loss's, until backward_gradients
   Matrix eval_x_;
   std::vector<int32_t> eval_y_;
 };

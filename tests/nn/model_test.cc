@@ -2,6 +2,7 @@
 // include the regularisation penalties, evaluation, and costs.
 #include "nn/model.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gradient_check.h"
@@ -99,6 +100,26 @@ TEST_CASE("Model gradients include the penalties and match finite differences") 
     }
   }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("The forward and backward halves give compute_gradients' very bits") {
+  Model whole(small_spec(), 2), halves(small_spec(), 2);
+  const Matrix x = random_batch(4, {6, 6, 1}, 4);
+  const std::vector<int32_t> y{2, 0, 1, 1};
+  for (uint64_t step = 0; step < 3; ++step) {
+    const LossResult one = whole.compute_gradients(x, y, step, 8);
+    LossResult two = halves.forward_loss(x, y, step, 8);
+    const double before_penalties = two.loss;
+    halves.backward_gradients(x, two);
+    CHECK(two.loss == one.loss);
+    CHECK(two.loss != before_penalties);  // the regularizers' share comes with the backward half
+    CHECK(
+        std::equal(whole.gradients().begin(), whole.gradients().end(), halves.gradients().begin()));
+    CHECK(std::equal(whole.state().begin(), whole.state().end(), halves.state().begin()));
+  }
+  // A backward half without its forward half has no logits to start from.
+  LossResult alone;
+  CHECK_THROWS_WITH(halves.backward_gradients(x, alone), Catch::Contains("no forward_loss"));
 }
 
 TEST_CASE("Evaluation reports the loss and accuracy of the whole set") {
