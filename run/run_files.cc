@@ -177,6 +177,12 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"messages_received", t.messages_received},
       {"finished_at", number(t.finished_at)},
   };
+  json phases = json::object();
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    phases[std::string(strategy::phase_name(static_cast<strategy::Phase>(p)))] =
+        number(t.phases[p]);
+  }
+  task["phase_seconds"] = std::move(phases);
   if (updates != nullptr) task["updates"] = *updates;
   int64_t count = 0;
   int64_t sum = 0;
@@ -333,19 +339,28 @@ std::string cell(double x) {
   return std::isfinite(x) ? fmt::format("{}", x) : std::string();
 }
 
+// The columns phase_input_seconds ... phase_other_seconds split each step
+// by phase (strategy/phase.h); they add up to end - start.
 std::string steps_csv(const RunResult& r) {
   std::string out =
       "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds\n";
+      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds";
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    out += fmt::format(",phase_{}_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
+  }
+  out += "\n";
   for (const TaskLog& t : r.tasks) {
     const std::string name = strategy::task_name(t.task);
     for (const strategy::StepRecord& s : t.steps) {
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", name,
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{}", name,
                      s.step, cell(s.start), cell(s.end), cell(s.compute_seconds),
                      cell(s.communication_seconds), cell(s.waiting_seconds),
                      cell(s.checkpoint_seconds), s.bytes_sent, s.bytes_received,
                      s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss),
                      cell(s.input_seconds));
+      for (const double seconds : s.phases)
+        fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+      out += '\n';
     }
   }
   return out;

@@ -59,10 +59,18 @@ const DeviceRates& rates_at(const ComputeDevice& device, strategy::Precision pre
 
 }  // namespace
 
-double roofline_seconds(const strategy::Work& work, const ComputeDevice& device) {
+namespace {
+
+// The time of `work`: on a CPU in `seconds`; on a GPU (runs_ahead) the
+// host's and the device's apart.
+struct WorkTime {
   double seconds = 0;         // a CPU: everything in turn
   double host_seconds = 0;    // a GPU: dispatching its kernels...
   double device_seconds = 0;  // ...and running them
+};
+
+WorkTime work_time(const strategy::Work& work, const ComputeDevice& device) {
+  WorkTime t;
   for (const auto& item : work.items) {
     const OpRates& rates = rates_of(rates_at(device, item.precision), item.kind);
     if (!(rates.flops > 0) || !(rates.bytes_per_second > 0)) {
@@ -72,14 +80,26 @@ double roofline_seconds(const strategy::Work& work, const ComputeDevice& device)
     }
     const double roofline = std::max(item.flops / rates.flops, item.bytes / rates.bytes_per_second);
     if (device.runs_ahead) {
-      host_seconds += item.kernels * (device.launch_seconds + rates.op_seconds);
-      device_seconds += roofline;
+      t.host_seconds += item.kernels * (device.launch_seconds + rates.op_seconds);
+      t.device_seconds += roofline;
     } else {
-      seconds += item.ops * rates.op_seconds + item.regions * rates.region_seconds + roofline +
-                 item.kernels * device.launch_seconds;
+      t.seconds += item.ops * rates.op_seconds + item.regions * rates.region_seconds + roofline +
+                   item.kernels * device.launch_seconds;
     }
   }
-  return device.runs_ahead ? std::max(host_seconds, device_seconds) : seconds;
+  return t;
+}
+
+}  // namespace
+
+double roofline_seconds(const strategy::Work& work, const ComputeDevice& device) {
+  const WorkTime t = work_time(work, device);
+  return device.runs_ahead ? std::max(t.host_seconds, t.device_seconds) : t.seconds;
+}
+
+HostAndDevice host_and_device_seconds(const strategy::Work& work, const ComputeDevice& device) {
+  const WorkTime t = work_time(work, device);
+  return {.host = t.host_seconds, .device = t.device_seconds};
 }
 
 double bus_collective_seconds(strategy::DeviceCollective collective, uint64_t bytes,

@@ -62,6 +62,14 @@ ComputeDevice uniform_device(std::string name, double flops, double memory_bandw
 // ahead, so the work takes the longer of the host's sum and the device's:
 // small models are bound by dispatch, large ones by the device.
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device);
+// On a GPU (runs_ahead), the two sides of roofline_seconds: the host's
+// dispatching and the device's running, which roofline_seconds takes the
+// longer of.
+struct HostAndDevice {
+  double host = 0;
+  double device = 0;
+};
+HostAndDevice host_and_device_seconds(const strategy::Work& work, const ComputeDevice& device);
 
 // What a replica training on `machine` in mixed `precision` should be told,
 // as TensorFlow tells it: a GPU without Tensor Cores for the format runs

@@ -106,13 +106,29 @@ Message SimRuntime::receive(Tag tag) {
   return std::move(*payload);
 }
 
+// A CPU's time for `work`; on a GPU, the host's time until it goes on: at
+// once for work it does not wait for, and once it waits, the longer of the
+// device's time and its own for everything queued since it last waited,
+// less what it has already been charged.
+double SimRuntime::work_seconds(const strategy::Work& work) {
+  if (!device_.runs_ahead) return roofline_seconds(work, device_);
+  const HostAndDevice own = host_and_device_seconds(work, device_);
+  const double charged = queued_.host;
+  queued_.host += own.host;
+  queued_.device += own.device;
+  if (!work.host_waits) return own.host;
+  const double seconds = std::max(queued_.host, queued_.device) - charged;
+  queued_ = {};
+  return seconds;
+}
+
 void SimRuntime::execute(const strategy::Work& work, const std::function<void()>& work_fn) {
   if (full_fidelity() && work_fn) work_fn();
   // Work shorter than the resolution (a ring round's addition of a few
   // hundred bytes) is added up rather than slept one by one: a sleep costs
   // as much wall time as a message. The task's clock (now()) includes it at
   // once; the actor catches up as soon as the sum reaches the resolution.
-  unslept_ += roofline_seconds(work, device_);
+  unslept_ += work_seconds(work);
   if (unslept_ >= kComputeResolution) {
     const double seconds = unslept_;
     unslept_ = 0;

@@ -73,6 +73,7 @@ class SimRuntime : public strategy::Runtime {
   void transmit(strategy::TaskId to, strategy::Message message) override;
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
+  double work_seconds(const strategy::Work& work);
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
   void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
   void await_input(int64_t examples, const strategy::InputPipeline& input) override;
@@ -96,6 +97,9 @@ class SimRuntime : public strategy::Runtime {
   MessageCpu message_cpu_;                      // what a message costs the shared host
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)
+  // A GPU's work queued since the host last waited for the device
+  // (Work::host_waits): the host's dispatching and the device's running.
+  HostAndDevice queued_;
 };
 
 }  // namespace distlab::sim

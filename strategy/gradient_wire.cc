@@ -27,7 +27,7 @@ const std::byte* halves_of(const std::vector<float>& words, GradientType type) {
 }
 
 Work conversion_work(std::string label, int64_t count, double bytes_per_value) {
-  Work work{.label = std::move(label)};
+  Work work{.label = std::move(label), .phase = Phase::kPacking};
   if (count > 0) {
     work.items.push_back(
         {0, static_cast<double>(count) * bytes_per_value, 1, OpKind::kElementwise, 1});
@@ -136,7 +136,7 @@ void read_gradient(const Message& message, GradientType type, FloatRange out,
 Work encode_work(int64_t count, GradientType type) {
   switch (type) {
     case GradientType::kFloat32:
-      return {.label = "send float32"};
+      return {.label = "send float32", .phase = Phase::kPacking};
     case GradientType::kFloat16:  // a pass for the largest magnitude, then the conversion
       return conversion_work("to float16", count, 2 * kWordBytes + kHalfBytes);
     case GradientType::kBFloat16:
@@ -146,7 +146,7 @@ Work encode_work(int64_t count, GradientType type) {
 }
 
 Work decode_work(int64_t count, GradientType type) {
-  if (type == GradientType::kFloat32) return {.label = "receive float32"};
+  if (type == GradientType::kFloat32) return {.label = "receive float32", .phase = Phase::kPacking};
   return conversion_work(std::string("from ") + gradient_type_name(type), count,
                          kHalfBytes + kWordBytes);
 }

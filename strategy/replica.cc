@@ -12,6 +12,11 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// Copying the step's examples out of the data set into the batch: measured
+// by the real backend, and free in the simulator's model for now (a copy of
+// a few hundred kilobytes).
+const Work kGatherBatch{.label = "gather batch", .phase = Phase::kInput};
+
 }  // namespace
 
 Replica::Replica(Runtime& runtime, const TrainingSetup& setup)
@@ -63,11 +68,17 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
   // the step takes the time of the largest.
   const int64_t devices = runtime_.devices();
   const int64_t tower = (batch_size + devices - 1) / devices;
-  runtime_.compute(setup_.training_step_work(tower), [&] {
-    const auto batch = sampler_.batch(epoch, in_epoch);
-    nn::gather_batch(setup_.train(), batch, x_, y_);
-    const nn::LossResult result = model_->compute_gradients(x_, y_, static_cast<uint64_t>(step),
-                                                            std::max<int64_t>(divisor, 1));
+  runtime_.compute(kGatherBatch, [&] {
+    nn::gather_batch(setup_.train(), sampler_.batch(epoch, in_epoch), x_, y_);
+  });
+  const StepPasses& passes = setup_.training_passes(tower);
+  nn::LossResult result;
+  runtime_.compute(passes.forward, [&] {
+    result =
+        model_->forward_loss(x_, y_, static_cast<uint64_t>(step), std::max<int64_t>(divisor, 1));
+  });
+  runtime_.compute(passes.backward, [&] {
+    model_->backward_gradients(x_, result);
     // The batch's own mean, whatever the divisor of the gradient.
     loss = batch_size == 0 ? 0.0
                            : result.loss * static_cast<double>(std::max<int64_t>(divisor, 1)) /

@@ -90,7 +90,7 @@ class AddCosts {
   const Work& of(int64_t count) {
     auto found = costs_.find(count);
     if (found == costs_.end()) {
-      found = costs_.emplace(count, elementwise_work("ring reduce", count, 1, 3)).first;
+      found = costs_.emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
     }
     return found->second;
   }

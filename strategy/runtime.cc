@@ -68,6 +68,7 @@ void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) 
   log_.bytes_sent += bytes;
   ++log_.messages_sent;
   log_.communication_seconds += end - start;
+  account(Phase::kCommunication, end - start);
   if (step_) {
     step_->bytes_sent += bytes;
     step_->communication_seconds += end - start;
@@ -99,6 +100,7 @@ void Runtime::wait_sends() {
   const double end = now();
   log_.communication_seconds += end - start;
   if (step_) step_->communication_seconds += end - start;
+  account(Phase::kCommunication, end - start);
 }
 
 void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
@@ -242,6 +244,8 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   ++log_.messages_received;
   log_.waiting_seconds += waiting;
   log_.communication_seconds += transfer;
+  account(Phase::kWaiting, waiting);
+  account(Phase::kCommunication, transfer);
   if (step_) {
     step_->bytes_received += message.bytes;
     step_->waiting_seconds += waiting;
@@ -266,6 +270,7 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   const double end = now();
   log_.compute_seconds += end - start;
   if (step_) step_->compute_seconds += end - start;
+  account(work.phase, end - start);
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
 }
 
@@ -281,6 +286,7 @@ void Runtime::among_devices(DeviceCollective collective, uint64_t bytes) {
   const double end = now();
   log_.communication_seconds += end - start;
   if (step_) step_->communication_seconds += end - start;
+  account(Phase::kCommunication, end - start);
   if (end > start && keeps_spans()) add_span(SpanKind::kReceive, start, end, "devices");
 }
 
@@ -297,6 +303,7 @@ void Runtime::checkpoint(const std::string& label, uint64_t bytes,
   log_.checkpoint_bytes += bytes;
   ++log_.checkpoints;
   if (step_) step_->checkpoint_seconds += end - start;
+  account(Phase::kCheckpoint, end - start);
   if (end > start) add_span(SpanKind::kCheckpoint, start, end, label);
 }
 
@@ -307,6 +314,7 @@ void Runtime::take_batch(int64_t examples, const InputPipeline& input) {
   const double end = now();
   log_.input_seconds += end - start;
   if (step_) step_->input_seconds += end - start;
+  account(Phase::kInput, end - start);
   if (end > start && keeps_spans()) add_span(SpanKind::kInput, start, end, "waiting for input");
 }
 
@@ -322,10 +330,18 @@ void Runtime::begin_step(int64_t step) {
 void Runtime::end_step(double loss, int64_t staleness) {
   if (!step_) return;
   step_->end = now();
+  double named = 0;
+  for (const double seconds : step_->phases) named += seconds;
+  step_->phases[index_of(Phase::kOther)] += (step_->end - step_->start) - named;
   step_->loss = loss;
   step_->staleness = staleness;
   log_.steps.push_back(*step_);
   step_.reset();
+}
+
+void Runtime::account(Phase phase, double seconds) {
+  log_.phases[index_of(phase)] += seconds;
+  if (step_) step_->phases[index_of(phase)] += seconds;
 }
 
 bool Runtime::keeps_spans() {
@@ -349,6 +365,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.waiting_seconds += later.waiting_seconds;
   into.checkpoint_seconds += later.checkpoint_seconds;
   into.input_seconds += later.input_seconds;
+  for (int p = 0; p < kPhases; ++p) into.phases[p] += later.phases[p];
   into.examples += later.examples;
   into.checkpoints += later.checkpoints;
   into.checkpoint_bytes += later.checkpoint_bytes;

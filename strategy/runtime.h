@@ -219,6 +219,8 @@ class Runtime {
  private:
   friend class PostedReceive;
   void account_receive(const Message& message, double blocked_from, double blocked_to);
+  // Adds `seconds` of `phase` to the run's totals and to the step's.
+  void account(Phase phase, double seconds);
   // Numbers `message` for `to` (sender, incarnations, sequence).
   void stamp(TaskId to, Message& message);
   void account_send(TaskId to, uint64_t bytes, double start, double end);

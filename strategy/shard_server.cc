@@ -214,12 +214,13 @@ void ShardServer::apply(std::span<const float> gradient, int64_t staleness, int 
 // Every worker's gradient of this step is here: add them up in worker
 // order, so that the sum has the same bits on every run.
 void ShardServer::apply_sum() {
-  runtime_.compute(elementwise_work("sum gradients", shard_.size * (replicas_ - 1), 1, 3), [&] {
-    std::copy(gradients_[0].begin(), gradients_[0].end(), sum_.begin());
-    for (int r = 1; r < replicas_; ++r) {
-      nn::kernels::kernels().add(sum_.data(), gradients_[r].data(), shard_.size);
-    }
-  });
+  runtime_.compute(packing(elementwise_work("sum gradients", shard_.size * (replicas_ - 1), 1, 3)),
+                   [&] {
+                     std::copy(gradients_[0].begin(), gradients_[0].end(), sum_.begin());
+                     for (int r = 1; r < replicas_; ++r) {
+                       nn::kernels::kernels().add(sum_.data(), gradients_[r].data(), shard_.size);
+                     }
+                   });
   apply(sum_, -1, replicas_);
 }
 

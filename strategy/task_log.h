@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "strategy/phase.h"
 #include "strategy/task.h"
 
 namespace distlab::strategy {
@@ -44,6 +45,9 @@ struct StepRecord {
   uint64_t bytes_received = 0;
   int64_t staleness = -1;  // parameter-server updates only; -1 where it does not apply
   double loss = 0;         // training loss of the step's batch (NaN in timing fidelity)
+  // The step's time by phase (phase.h); they add up to end - start, the
+  // rest of it in Phase::kOther.
+  PhaseSeconds phases{};
 };
 
 // A point of the learning curve: the chief's evaluation on the test set.
@@ -72,6 +76,9 @@ struct TaskLog {
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
   double input_seconds = 0;  // waiting for the input pipeline (not in waiting_seconds)
+  // By phase, as the steps' but outside them too; kOther holds only the
+  // computing that no other phase names.
+  PhaseSeconds phases{};
   // Examples trained on, in every life of the task: work done again after a
   // rollback counts again, as the machines did it.
   int64_t examples = 0;

@@ -78,17 +78,17 @@ int64_t TrainingSetup::steps_per_replica(int replicas) const {
   return sampler.steps_per_epoch() * training_.epochs;
 }
 
-const Work& TrainingSetup::training_step_work(int64_t batch) const {
+const StepPasses& TrainingSetup::training_passes(int64_t batch) const {
   auto found = step_work_.find(batch);
   if (found != step_work_.end()) return found->second;
-  Work work = strategy::model_step_work(reference_, static_cast<int>(batch));
-  work.label = "forward+backward";
-  at_precision(work, training_.precision);
+  StepPasses passes = strategy::model_step_passes(reference_, static_cast<int>(batch));
+  at_precision(passes.forward, training_.precision);
+  at_precision(passes.backward, training_.precision);
   if (training_.precision == Precision::kFloat16) {
-    work.items.push_back(loss_scaling(
+    passes.backward.items.push_back(loss_scaling(
         parameter_floats_, static_cast<int>(reference_.trainable_layout().blocks().size())));
   }
-  return step_work_.emplace(batch, std::move(work)).first->second;
+  return step_work_.emplace(batch, std::move(passes)).first->second;
 }
 
 Work TrainingSetup::update_work(int64_t first, int64_t floats) const {

@@ -61,11 +61,12 @@ class TrainingSetup {
   // Training steps each replica takes, when `replicas` share the data.
   int64_t steps_per_replica(int replicas) const;
 
-  // Costs, for the simulator: one training step at a batch size (cached),
-  // one evaluation pass over the evaluation set, one optimizer update of
+  // Costs, for the simulator: one training step at a batch size, in its
+  // forward and backward computations (cached), one evaluation pass over
+  // the evaluation set, one optimizer update of
   // `floats` parameters (a replica's update of every parameter tensor, or a
   // PS's of its shard, on its CPU).
-  const Work& training_step_work(int64_t batch) const;
+  const StepPasses& training_passes(int64_t batch) const;
   const Work& evaluation_work() const { return evaluation_work_; }
   Work update_work(int64_t first, int64_t floats) const;
   Work replica_update_work() const;
@@ -95,7 +96,7 @@ class TrainingSetup {
   Work evaluation_work_;
   checkpoint::CheckpointLayout checkpoint_layout_;
   CheckpointPlan checkpoints_;
-  mutable std::map<int64_t, Work> step_work_;
+  mutable std::map<int64_t, StepPasses> step_work_;
 };
 
 // The evaluation batch size: large, as frameworks use for inference.

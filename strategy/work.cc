@@ -44,37 +44,55 @@ double Work::bytes() const {
   return total;
 }
 
+namespace {
+
+WorkItem forward_item(const nn::LayerCostEntry& layer) {
+  const nn::LayerCost& c = layer.cost;
+  return {
+      c.forward_flops,          c.forward_bytes, c.forward_kernels, op_kind_of_layer(layer.kind), 1,
+      double(c.forward_regions)};
+}
+
+// A layer whose backward pass has nothing to compute (the first layers of a
+// model, before any parameter) is not dispatched at all.
+WorkItem backward_item(const nn::LayerCostEntry& layer) {
+  const nn::LayerCost& c = layer.cost;
+  const bool runs = c.backward_flops > 0 || c.backward_bytes > 0;
+  return {c.backward_flops,   c.backward_bytes,
+          c.backward_kernels, op_kind_of_layer(layer.kind),
+          runs ? 1.0 : 0.0,   double(c.backward_regions)};
+}
+
+}  // namespace
+
 Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
   Work work{.label = "forward+backward"};
   work.items.reserve(2 * layers.size());
   // In the order they run: every forward pass, then the backward passes
   // from the last layer to the first.
-  for (const auto& layer : layers) {
-    const nn::LayerCost& c = layer.cost;
-    work.items.push_back({c.forward_flops, c.forward_bytes, c.forward_kernels,
-                          op_kind_of_layer(layer.kind), 1, double(c.forward_regions)});
-  }
-  // A layer whose backward pass has nothing to compute (the first layers
-  // of a model, before any parameter) is not dispatched at all.
+  for (const auto& layer : layers) work.items.push_back(forward_item(layer));
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    const nn::LayerCost& c = it->cost;
-    const bool runs = c.backward_flops > 0 || c.backward_bytes > 0;
-    work.items.push_back({c.backward_flops, c.backward_bytes, c.backward_kernels,
-                          op_kind_of_layer(it->kind), runs ? 1.0 : 0.0,
-                          double(c.backward_regions)});
+    work.items.push_back(backward_item(*it));
   }
   return work;
 }
 
-Work model_step_work(const nn::Model& model, int batch) {
-  Work work = training_step_work(model.layer_costs(batch));
+StepPasses model_step_passes(const nn::Model& model, int batch) {
+  const auto layers = model.layer_costs(batch);
+  StepPasses passes{.forward = {.label = "forward", .phase = Phase::kForward, .host_waits = false},
+                    .backward = {.label = "backward", .phase = Phase::kBackward}};
   const auto parameters = static_cast<double>(model.parameters().size());
   const double logits = static_cast<double>(batch) * model.spec().num_classes;
   // The gradient buffer cleared: one float written each.
-  work.items.push_back({0, parameters * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  passes.forward.items.push_back({0, parameters * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  for (const auto& layer : layers) passes.forward.items.push_back(forward_item(layer));
   // Softmax cross-entropy and its gradient: about ten operations a logit
   // (max, exp, sum, log, divide), reading the logits and writing dlogits.
-  work.items.push_back({10 * logits, 3 * logits * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  passes.forward.items.push_back(
+      {10 * logits, 3 * logits * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    passes.backward.items.push_back(backward_item(*it));
+  }
   // Penalties: each regularized value read with its gradient, which is
   // written back, in one pass per block.
   double regularized = 0;
@@ -85,9 +103,17 @@ Work model_step_work(const nn::Model& model, int batch) {
     ++blocks;
   }
   if (blocks > 0) {
-    work.items.push_back({4 * regularized, 3 * regularized * nn::kFloatBytes, blocks,
-                          OpKind::kElementwise, static_cast<double>(blocks)});
+    passes.backward.items.push_back({4 * regularized, 3 * regularized * nn::kFloatBytes, blocks,
+                                     OpKind::kElementwise, static_cast<double>(blocks)});
   }
+  return passes;
+}
+
+Work model_step_work(const nn::Model& model, int batch) {
+  StepPasses passes = model_step_passes(model, batch);
+  Work work{.label = "forward+backward"};
+  work.items = std::move(passes.forward.items);
+  work.items.insert(work.items.end(), passes.backward.items.begin(), passes.backward.items.end());
   return work;
 }
 
@@ -102,6 +128,7 @@ Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors)
                     : optimizer_kind == "ftrl"    ? Cost{16, 7}
                                                   : Cost{4, 5};  // sgd with momentum
   Work work = elementwise_work(optimizer_kind + " update", floats, cost.flops, cost.floats_touched);
+  work.phase = Phase::kOptimizer;
   if (work.items.empty()) return work;
   if (floats > nn::kernels::kOptimizerParallelValues) work.items.front().regions = 1;
   work.items.front().kernels = std::max(tensors, 1);
@@ -110,7 +137,7 @@ Work update_work(const std::string& optimizer_kind, int64_t floats, int tensors)
 
 Work per_layer_update_work(const nn::OptimizerSpec& optimizer, const nn::ParameterLayout& layout,
                            int64_t first, int64_t floats) {
-  Work work{.label = optimizer.kind + " update"};
+  Work work{.label = optimizer.kind + " update", .phase = Phase::kOptimizer};
   for (const nn::OptimizerAssignment& a : nn::assign_optimizer(optimizer, layout, first, floats)) {
     if (a.ranges.empty()) continue;
     const Work part =
@@ -127,7 +154,7 @@ Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batch
   }
   // A last, partial batch still launches every kernel.
   const double launches = std::ceil(batches);
-  Work work{.label = "evaluation"};
+  Work work{.label = "evaluation", .phase = Phase::kEvaluation};
   work.items.reserve(layers.size());
   for (const auto& layer : layers) {
     const nn::LayerCost& c = layer.cost;
@@ -140,6 +167,11 @@ Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batch
                           static_cast<int>(kernels), op_kind_of_layer(layer.kind), launches,
                           c.forward_regions * launches});
   }
+  return work;
+}
+
+Work packing(Work work) {
+  work.phase = Phase::kPacking;
   return work;
 }
 

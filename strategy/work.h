@@ -12,6 +12,7 @@
 #include "nn/cost.h"
 #include "nn/model_spec.h"
 #include "strategy/config.h"
+#include "strategy/phase.h"
 
 namespace distlab::nn {
 class Model;
@@ -55,6 +56,12 @@ enum class DeviceCollective {
 struct Work {
   std::string label;  // shown on the timeline: "forward+backward", "adam update"...
   std::vector<WorkItem> items;
+  Phase phase = Phase::kOther;  // where steps.csv counts its time
+  // On a GPU, whether the host waits for the device at the end of this
+  // work. The forward pass does not: the host queues the backward pass's
+  // kernels behind it, and the two take the longer of the host's time and
+  // the device's, as one.
+  bool host_waits = true;
 
   double flops() const;
   double bytes() const;
@@ -68,6 +75,15 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers);
 // one element-wise operation each: the gradient buffer cleared, the loss
 // and its gradient over the logits, and each regularized block's penalty.
 Work model_step_work(const nn::Model& model, int batch);
+// The same step in the two computations the NN core runs it in
+// (nn::Model::forward_loss, then nn::Model::backward_gradients): the forward
+// passes, the gradient buffer cleared and the loss; then the backward passes
+// and the penalties.
+struct StepPasses {
+  Work forward;
+  Work backward;
+};
+StepPasses model_step_passes(const nn::Model& model, int batch);
 // One optimizer step over `floats` parameters: Adam reads and writes
 // parameter, gradient and two moments, about a dozen operations a
 // parameter; SGD with momentum about half that. The NN core updates the
@@ -86,5 +102,7 @@ Work evaluation_work(const std::vector<nn::LayerCostEntry>& layers, double batch
 // `floats_touched` floats read or written per element (a += b: 1 and 3).
 Work elementwise_work(std::string label, int64_t count, double flops_per_float,
                       double floats_touched);
+// `work`, counted as Phase::kPacking: the sums of a collective or a server.
+Work packing(Work work);
 
 }  // namespace distlab::strategy

@@ -19,6 +19,8 @@
 namespace {
 
 using distlab::run::RunResult;
+using distlab::strategy::index_of;
+using distlab::strategy::Phase;
 using distlab::strategy::Role;
 using distlab::strategy::Span;
 using distlab::strategy::SpanKind;
@@ -68,6 +70,8 @@ StepRecord step(int64_t n, double start, double end, int64_t staleness, double l
   s.compute_seconds = (end - start) * 0.5;
   s.communication_seconds = (end - start) * 0.3;
   s.waiting_seconds = (end - start) * 0.2;
+  s.phases[index_of(Phase::kForward)] = 0.25;
+  s.phases[index_of(Phase::kOther)] = 0.125;
   s.bytes_sent = 1000 * static_cast<uint64_t>(n + 1);
   s.bytes_received = 2000;
   s.staleness = staleness;
@@ -287,10 +291,14 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
   REQUIRE(lines.size() == 1 + 4 + 4 + 6);
   CHECK(lines[0] ==
         "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-        "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds");
+        "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds,"
+        "phase_input_seconds,phase_forward_seconds,phase_backward_seconds,"
+        "phase_optimizer_seconds,phase_packing_seconds,phase_communication_seconds,"
+        "phase_waiting_seconds,phase_evaluation_seconds,phase_checkpoint_seconds,"
+        "phase_other_seconds");
   for (size_t i = 1; i < lines.size(); ++i) {
     INFO(lines[i]);
-    CHECK(split(lines[i], ',').size() == 13);
+    CHECK(split(lines[i], ',').size() == 23);
   }
 
   // Chief, step 1: starts at 0.25, lasts 0.000123456789 (simulated precision).
@@ -302,6 +310,13 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
   CHECK(chief[8] == "2000");  // bytes_sent
   CHECK(chief[10].empty());   // no staleness on a worker
   CHECK(std::stod(chief[11]) == 0.5);
+  CHECK(chief[13] == "0");      // phase_input_seconds
+  CHECK(chief[14] == "0.25");   // phase_forward_seconds
+  CHECK(chief[22] == "0.125");  // phase_other_seconds
+  // summary.json: every task's seconds by phase, over the whole run.
+  const json summary = read_json(tmp.path / "summary.json");
+  CHECK(summary["tasks"][0]["phase_seconds"].size() == 10);
+  CHECK(summary["tasks"][0]["phase_seconds"]["forward"] == 0);
 
   CHECK(split(lines[5], ',')[0] == "worker:0");
   const auto ps = split(lines[1 + 8 + 2], ',');  // the PS's step 2

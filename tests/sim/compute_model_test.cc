@@ -217,31 +217,50 @@ TEST_CASE("Layers map to kinds: dense, convolution, embedding, and the rest elem
   CHECK(conv_layers > 0);
 }
 
-TEST_CASE("A model's step is its layers, then clearing gradients, the loss and the penalties") {
+TEST_CASE("A model's step is its forward computation, then its backward one") {
   const distlab::nn::Model mlp(
       distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/cifar10_mlp.yaml"), 1);
   const int batch = 64;
-  const Work layers = distlab::strategy::training_step_work(mlp.layer_costs(batch));
-  const Work step = distlab::strategy::model_step_work(mlp, batch);
-  // Five dense layers, each with a regularized kernel and bias: 10 blocks.
-  REQUIRE(step.items.size() == layers.items.size() + 3);
-  const auto& reset = step.items[layers.items.size()];
-  const auto& loss = step.items[layers.items.size() + 1];
-  const auto& penalties = step.items[layers.items.size() + 2];
+  const auto layer_costs = mlp.layer_costs(batch);
+  const Work layers = distlab::strategy::training_step_work(layer_costs);
+  const auto passes = distlab::strategy::model_step_passes(mlp, batch);
+  CHECK(passes.forward.phase == distlab::strategy::Phase::kForward);
+  CHECK(passes.backward.phase == distlab::strategy::Phase::kBackward);
+  // Forward: the gradients cleared, every layer's forward pass, the loss.
+  const std::size_t n = layer_costs.size();
+  REQUIRE(passes.forward.items.size() == n + 2);
+  const auto& reset = passes.forward.items.front();
+  const auto& loss = passes.forward.items.back();
   CHECK(reset.bytes == 4.0 * static_cast<double>(mlp.parameters().size()));
   CHECK(reset.flops == 0);
   CHECK(loss.flops == 10.0 * batch * 10);  // ten operations a logit, 10 classes
+  for (std::size_t i = 0; i < n; ++i)
+    CHECK(passes.forward.items[i + 1].flops == layers.items[i].flops);
+  // Backward: every layer's backward pass, last layer first, then the
+  // penalties of five dense layers, each with a regularized kernel and
+  // bias: 10 blocks.
+  REQUIRE(passes.backward.items.size() == n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    CHECK(passes.backward.items[i].flops == layers.items[n + i].flops);
+  }
+  const auto& penalties = passes.backward.items.back();
   CHECK(penalties.ops == 10);
   // The dense kernels and biases, not batch norm's scales and shifts:
   // 3072x300+300 + 300x500+500 + 500x700+700 + 700x30+30 + 30x10+10.
   CHECK(penalties.flops == 4.0 * 1'444'440);
   for (const auto& item : {reset, loss, penalties}) CHECK(item.kind == OpKind::kElementwise);
 
-  // The lab CNN has no penalties: two items after its layers.
+  // The whole step is the two, one after the other.
+  const Work step = distlab::strategy::model_step_work(mlp, batch);
+  CHECK(step.items.size() == passes.forward.items.size() + passes.backward.items.size());
+  CHECK(step.flops() == passes.forward.flops() + passes.backward.flops());
+  CHECK(step.bytes() == passes.forward.bytes() + passes.backward.bytes());
+
+  // The lab CNN has no penalties: its backward computation is its layers'.
   const distlab::nn::Model cnn(
       distlab::nn::load_model_spec(DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml"), 1);
-  CHECK(distlab::strategy::model_step_work(cnn, batch).items.size() ==
-        distlab::strategy::training_step_work(cnn.layer_costs(batch)).items.size() + 2);
+  CHECK(distlab::strategy::model_step_passes(cnn, batch).backward.items.size() ==
+        cnn.layer_costs(batch).size());
 
   // Updates: Adam touches 7 floats a parameter, SGD 5.
   CHECK(distlab::strategy::update_work("adam", 1000).bytes() == 7 * 4000);

@@ -87,6 +87,8 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
         task["step_checkpoint"].push_back(step.checkpoint_seconds);
         task["step_waiting"].push_back(step.waiting_seconds);
         task["step_input"].push_back(step.input_seconds);
+        task["step_ends"].push_back(step.end);
+        task["step_phases"].push_back(step.phases);
       }
       out["tasks"].push_back(task);
     }

@@ -24,7 +24,8 @@ void write_bn_model(const std::string& folder);
 // replicas, and per task (cluster order) in "tasks": name, steps,
 // bytes_sent, bytes_received, updates, weights_sha256, staleness (list),
 // step_starts (list), compute (list of per-step compute seconds),
-// input_seconds and step_input (waiting for the input pipeline), and
+// input_seconds and step_input (waiting for the input pipeline),
+// step_ends and step_phases (each step's seconds by phase), and
 // for checkpoints: start_step, resumed_from, and per task checkpoints,
 // checkpoint_bytes, checkpoint_seconds, step_numbers and step_checkpoint
 // (per-step checkpoint seconds); and "failures" (at, task, cause,

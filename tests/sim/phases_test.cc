@@ -1,0 +1,85 @@
+// Every simulated step split by phase (strategy/phase.h): the phases add up
+// to the step, each where the strategy spends it.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "simulation_harness.h"
+#include "strategy/phase.h"
+
+namespace {
+
+using distlab::strategy::index_of;
+using distlab::strategy::Phase;
+using nlohmann::json;
+
+json simulate(const std::string& name, const std::string& cluster, const std::string& strategy) {
+  const std::string folder = distlab::testing::scratch_folder_with_tiny_model(16);
+  return distlab::testing::simulate_yaml(
+      folder, name,
+      "model: tiny.yaml\ndata: synthetic:600\nseed: 7\ncluster:\n  machine: n1-standard-4\n" +
+          cluster + "strategy:\n" + strategy +
+          "training:\n  batch_size: 32\n  steps: 8\n  eval_every: 4\n"
+          "checkpoint:\n  every_steps: 4\n");
+}
+
+double phase(const json& phases, Phase p) {
+  return phases[index_of(p)].get<double>();
+}
+
+// Every step of every task: the phases add up to the step, none is
+// negative, and nothing of the simulated time is left unnamed.
+void check_phases_add_up(const json& run) {
+  for (const json& task : run["tasks"]) {
+    INFO(task["name"].get<std::string>());
+    for (std::size_t i = 0; i < task["step_phases"].size(); ++i) {
+      INFO("step " << i);
+      const json& phases = task["step_phases"][i];
+      const double length =
+          task["step_ends"][i].get<double>() - task["step_starts"][i].get<double>();
+      double sum = 0;
+      for (const json& seconds : phases) {
+        CHECK(seconds.get<double>() >= -1e-12);
+        sum += seconds.get<double>();
+      }
+      CHECK(sum == Approx(length).margin(1e-12));
+      CHECK(std::abs(phase(phases, Phase::kOther)) <= 1e-9);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("simulated ring steps: forward, backward, packing, communication, optimizer") {
+  const json run = simulate("ring", "  chief: 1\n  workers: 2\n", "  name: allreduce\n");
+  check_phases_add_up(run);
+  const json& chief = run["tasks"][0];
+  double forward = 0, backward = 0, optimizer = 0, packing = 0, communication = 0, evaluation = 0,
+         checkpoint = 0;
+  for (const json& phases : chief["step_phases"]) {
+    forward += phase(phases, Phase::kForward);
+    backward += phase(phases, Phase::kBackward);
+    optimizer += phase(phases, Phase::kOptimizer);
+    packing += phase(phases, Phase::kPacking);
+    communication += phase(phases, Phase::kCommunication);
+    evaluation += phase(phases, Phase::kEvaluation);
+    checkpoint += phase(phases, Phase::kCheckpoint);
+  }
+  CHECK(forward > 0);
+  CHECK(backward > 0);
+  CHECK(optimizer > 0);
+  CHECK(packing > 0);  // the ring's sums
+  CHECK(communication > 0);
+  CHECK(evaluation > 0);  // at step 4, inside the chief's step
+  CHECK(checkpoint > 0);
+}
+
+TEST_CASE("simulated parameter-server steps add up on workers and servers") {
+  const json run = simulate("ps", "  chief: 1\n  workers: 2\n  ps: 1\n",
+                            "  name: parameter_server\n  mode: async\n");
+  check_phases_add_up(run);
+  const json& server = run["tasks"].back();
+  REQUIRE(server["name"] == "ps:0");
+  for (const json& phases : server["step_phases"]) CHECK(phase(phases, Phase::kOptimizer) > 0);
+}
