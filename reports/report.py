@@ -320,6 +320,49 @@ COMPARED = [("time to finish (s)", "run_seconds"), ("examples per second", "exam
             ("final test loss", "final_loss")]
 
 
+# steps.csv's phases (strategy/phase.h), in its order.
+PHASES = ["input", "forward", "backward", "optimizer", "packing", "communication", "waiting",
+          "evaluation", "checkpoint", "other"]
+
+
+def phase_seconds_per_step(folder):
+    """{task: {phase: mean seconds per step, "step": mean step}} from the
+    steps.csv of a run directory; tasks in its order. Empty for a run
+    written before steps were split by phase."""
+    rows = run_directories.read_csv(os.path.join(folder, "steps.csv"))
+    if not rows or "phase_other_seconds" not in rows[0]:
+        return {}
+    sums, counts = {}, {}
+    for row in rows:
+        task = sums.setdefault(row["task"], dict.fromkeys(PHASES + ["step"], 0.0))
+        counts[row["task"]] = counts.get(row["task"], 0) + 1
+        for phase in PHASES:
+            task[phase] += number(row.get(f"phase_{phase}_seconds")) or 0
+        task["step"] += (number(row.get("end")) or 0) - (number(row.get("start")) or 0)
+    return {name: {k: v / counts[name] for k, v in task.items()} for name, task in sums.items()}
+
+
+def phase_rows(sims, reals):
+    """Rows (task, phase, simulated ms, real ms, error) of the tasks in both
+    runs, medians over repeats; phases that are zero on both sides left out."""
+    sim_runs = [phase_seconds_per_step(run.path) for run in sims]
+    real_runs = [phase_seconds_per_step(run.path) for run in reals]
+    if not all(sim_runs) or not all(real_runs):
+        return []
+    rows = []
+    for task in real_runs[0]:
+        if not all(task in by_task for by_task in sim_runs + real_runs):
+            continue
+        for phase in PHASES + ["step"]:
+            s = median([by_task[task][phase] for by_task in sim_runs])
+            r = median([by_task[task][phase] for by_task in real_runs])
+            if phase != "step" and max(abs(s), abs(r)) < 1e-7:
+                continue
+            rows.append([task, "whole step" if phase == "step" else phase,
+                         f"{1e3 * s:.3f}", f"{1e3 * r:.3f}", error_text(s, r)])
+    return rows
+
+
 def step_durations(run):
     """(step, seconds) of every step of replica 0: the first task of steps.csv,
     which lists the chief first, or worker 0 where there is no chief."""
@@ -529,6 +572,18 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, target_given, k
                     "bytes" if key == "bytes_per_step" else "plain")
                 rows.append([name, fmt(s, kind), fmt(r, kind), error_text(s, r)])
             lines.append(markdown_table(["figure", "simulated", "real", "error"], rows) + "\n")
+        phases = [(label, phase_rows(sims, reals)) for sims, reals, label in pairs]
+        if any(rows for _, rows in phases):
+            lines.append("## Where the time goes, simulated against real\n")
+            lines.append("Each task's milliseconds per step, phase by phase, as steps.csv splits"
+                         " them (the phases add up to the step; \"other\" is time the run did not"
+                         " name), and the error = simulated / real - 1.\n")
+            for label, rows in phases:
+                if not rows:
+                    continue
+                lines.append(f"**{plain(label)}**\n")
+                lines.append(markdown_table(["task", "phase", "simulated (ms)", "real (ms)",
+                                             "error"], rows) + "\n")
 
     lines.append("## Figures\n")
     for name, title, caption, _ in made:

@@ -301,7 +301,7 @@ class SimulatedRealTest(Checks):
             with open(os.path.join(out, "report.md")) as f:
                 text = f.read()
             self.assertIn("## Simulated against real", text)
-            table = text.split("## Simulated against real")[1].split("## Figures")[0]
+            table = text.split("## Simulated against real")[1].split("## Where the time goes")[0]
             self.assertIn("| figure | simulated | real | error |", table)
             rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
             self.assertEqual(len(rows), len(report.COMPARED))
@@ -309,6 +309,19 @@ class SimulatedRealTest(Checks):
             bytes_row = next(r for r in rows if r.startswith("| bytes sent per step"))
             self.assertTrue(bytes_row.rstrip(" |").endswith("+0.0%"), bytes_row)
             self.assertIn("this machine: ", text)  # the real run's machine
+            # Every task's step, phase by phase, on both backends.
+            phases = text.split("## Where the time goes, simulated against real")[1]
+            phases = phases.split("## Figures")[0]
+            self.assertIn("| task | phase | simulated (ms) | real (ms) | error |", phases)
+            rows = [line.split(" | ") for line in phases.splitlines() if line.startswith("| ")]
+            by_task = {}
+            for row in rows[1:]:
+                by_task.setdefault(row[0].lstrip("| "), {})[row[1]] = row
+            self.assertEqual(set(by_task), {"chief:0", "worker:0", "worker:1", "ps:0"})
+            for task in ("chief:0", "worker:0"):
+                self.assertTrue({"forward", "backward", "whole step"} <= set(by_task[task]),
+                                by_task[task])
+            self.assertIn("optimizer", by_task["ps:0"])
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
