@@ -18,6 +18,12 @@ With --netns it also runs bench/narrow_links.sh (as root): the same
 comparison with every task in a network namespace of its own behind a
 tbf-limited link, at 100 Mbit/s and 1 Gbit/s.
 
+Replica 0's step is also split by phase (steps.csv's phase columns), its
+milliseconds per step simulated against real, so that each point of error
+is located. And the benchmark says how quiet the machine was: the share of
+CPU time stolen by the hypervisor while it ran (/proc/stat), and the spread
+of the repeated real runs of each shape.
+
 Writes DIR/fidelity.json (every figure of every run) and DIR/fidelity.md
 (the tables). Exit status 0 when every run finished, 1 when one failed.
 """
@@ -33,6 +39,8 @@ import time
 from machine_info import cpu_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "reports"))
+from report import PHASES, phase_seconds_per_step  # noqa: E402
 
 # (name, what it is, scenario, overrides): ring and parameter server, sync
 # and async, 2 to 6 tasks, small and large models. Step counts keep each
@@ -120,12 +128,13 @@ def compare_shape(name, scenario, overrides, repeat, out, threads):
     ok = run([os.path.join(ROOT, "simulate"), scenario, *overrides, "--set", "cluster.machine=local",
               "--set", "cluster.placement=one_host", "--fidelity", "timing", "--quiet",
               "--out", sim_dir], "simulated")
-    reals = []
+    reals, real_dirs = [], []
     for r in range(repeat):
         real_dir = os.path.join(folder, f"real-{r + 1}")
         if run([os.path.join(ROOT, "realnet"), "--launch", scenario, *overrides,
                 "--threads", str(threads), "--quiet", "--out", real_dir], f"real run {r + 1}"):
             reals.append(summary(real_dir))
+            real_dirs.append(real_dir)
         else:
             ok = False
     if not ok or not reals:
@@ -139,7 +148,38 @@ def compare_shape(name, scenario, overrides, repeat, out, threads):
                         "real_runs": values, "error": error(simulated.get(key), real)}
     figures["startup_seconds"]["error"] = None  # not modelled: shown, not scored
     return {"scenario": scenario, "overrides": overrides, "figures": figures,
+            "phases": replica0_phases(sim_dir, real_dirs),
             "placement": reals[0].get("placement")}
+
+
+def replica0_phases(sim_dir, real_dirs):
+    """{phase: {simulated, real, error}} of replica 0's mean step (the first
+    task of steps.csv), the real side the median over the repeats."""
+    sim = phase_seconds_per_step(sim_dir)
+    reals = [phase_seconds_per_step(d) for d in real_dirs]
+    if not sim or not all(reals):
+        return {}
+    task = next(iter(sim))
+    phases = {}
+    for phase in PHASES + ["step"]:
+        s = sim[task][phase]
+        r = statistics.median(by_task[task][phase] for by_task in reals if task in by_task)
+        phases[phase] = {"simulated": s, "real": r, "error": error(s, r)}
+    return phases
+
+
+def cpu_times():
+    """(steal, total) jiffies of every CPU so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    steal = fields[7] if len(fields) > 7 else 0
+    return steal, sum(fields[:8])
+
+
+def spread(values):
+    """The largest of repeated figures over the smallest, less 1."""
+    values = [v for v in values if v]
+    return max(values) / min(values) - 1 if len(values) > 1 else None
 
 
 def compare_netns(name, scenario, mbit, overrides, out):
@@ -161,8 +201,31 @@ def compare_netns(name, scenario, mbit, overrides, out):
             "measured_mbit": comparison.get("measured_mbit")}
 
 
-def markdown(results, machine):
-    lines = [f"Machine: {machine}", ""]
+def phase_table(results):
+    """Replica 0's milliseconds per step, by phase: a row a shape."""
+    shown = [p for p in PHASES + ["step"]
+             if any(abs(r.get("phases", {}).get(p, {}).get(k) or 0) >= 1e-7
+                    for r in results.values() for k in ("simulated", "real"))]
+    lines = ["", "Replica 0's milliseconds per step by phase, simulated / real (error); "
+             "\"step\" is the whole step, which the phases add up to:", "",
+             "| shape | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for name, r in results.items():
+        phases = r.get("phases") or {}
+        if not phases:
+            continue
+        cells = []
+        for p in shown:
+            f = phases[p]
+            cell = f"{show(f['simulated'], 'ms')} / {show(f['real'], 'ms')}"
+            if f["error"] is not None:
+                cell += f" ({percent(f['error'])})"
+            cells.append(cell)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(results, machine, quiet):
+    lines = [f"Machine: {machine}", "", quiet, ""]
     header = "| shape | " + " | ".join(label for _, label, _ in FIGURES) + " |"
     lines += [header, "|---" * (len(FIGURES) + 1) + "|"]
     for name, r in results.items():
@@ -181,6 +244,7 @@ def markdown(results, machine):
                   f"{len(errors)} shapes: median |error| {100 * statistics.median(errors):.1f}%, "
                   f"worst {100 * max(errors):.1f}%."]
     lines.append("Cells: simulated / real (median of the real runs), then the error.")
+    lines += phase_table(results)
     return "\n".join(lines) + "\n"
 
 
@@ -209,6 +273,7 @@ def main():
     out = o.out or os.path.join(ROOT, "runs", time.strftime("fidelity-%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
 
+    steal_before, total_before = cpu_times()
     if not o.no_calibrate:
         log("calibrating this machine")
         if not run([os.path.join(ROOT, "calibrate"), "--threads", str(o.threads), "--quiet"],
@@ -240,10 +305,20 @@ def main():
 
     machine = (f"{cpu_model()}, {os.cpu_count()} vCPUs; {o.threads} compute threads per task, "
                f"every task on this machine")
-    text = markdown(results, machine)
+    steal_after, total_after = cpu_times()
+    steal = (steal_after - steal_before) / max(total_after - total_before, 1)
+    spreads = {name: spread(r["figures"][HEADLINE]["real_runs"]) for name, r in results.items()}
+    widest = max(((s, n) for n, s in spreads.items() if s is not None), default=None)
+    quiet = (f"Quiet? CPU time stolen by the hypervisor: {100 * steal:.1f}%"
+             + (f"; widest spread of the repeated real runs (examples/s, largest / smallest - 1):"
+                f" {100 * widest[0]:.0f}% ({widest[1]})" if widest else "")
+             + (". NOT QUIET: the real figures are unreliable." if steal > 0.02 or
+                (widest and widest[0] > 0.15) else "."))
+    log(quiet)
+    text = markdown(results, machine, quiet)
     with open(os.path.join(out, "fidelity.json"), "w") as f:
-        json.dump({"machine": machine, "command": " ".join(sys.argv), "results": results}, f,
-                  indent=1)
+        json.dump({"machine": machine, "command": " ".join(sys.argv), "steal_fraction": steal,
+                   "real_spreads": spreads, "results": results}, f, indent=1)
     with open(os.path.join(out, "fidelity.md"), "w") as f:
         f.write(text)
     print(text)
