@@ -127,9 +127,12 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   // Work shorter than the resolution (a ring round's addition of a few
   // hundred bytes) is added up rather than slept one by one: a sleep costs
   // as much wall time as a message. The task's clock (now()) includes it at
-  // once; the actor catches up as soon as the sum reaches the resolution.
+  // once; the actor catches up as soon as the sum reaches the resolution,
+  // and not before the end of work that the next continues (the forward
+  // pass, followed by the backward one: one sleep for the two, as when they
+  // were one computation, so that actors meet in the same order).
   unslept_ += work_seconds(work);
-  if (unslept_ >= kComputeResolution) {
+  if (work.host_waits && unslept_ >= kComputeResolution) {
     const double seconds = unslept_;
     unslept_ = 0;
     spend_compute(seconds);

@@ -57,10 +57,10 @@ struct Work {
   std::string label;  // shown on the timeline: "forward+backward", "adam update"...
   std::vector<WorkItem> items;
   Phase phase = Phase::kOther;  // where steps.csv counts its time
-  // On a GPU, whether the host waits for the device at the end of this
-  // work. The forward pass does not: the host queues the backward pass's
+  // Whether the host waits for this work to end before it goes on. The
+  // forward pass does not: on a GPU the host queues the backward pass's
   // kernels behind it, and the two take the longer of the host's time and
-  // the device's, as one.
+  // the device's, as one; on a CPU the simulator sleeps the two as one.
   bool host_waits = true;
 
   double flops() const;
