@@ -57,10 +57,6 @@ const DeviceRates& rates_at(const ComputeDevice& device, strategy::Precision pre
   return device.rates;
 }
 
-}  // namespace
-
-namespace {
-
 // The time of `work`: on a CPU in `seconds`; on a GPU (runs_ahead) the
 // host's and the device's apart.
 struct WorkTime {

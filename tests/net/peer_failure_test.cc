@@ -1,7 +1,6 @@
 // What a task learns when a peer fails: the peer's own error, carried by
 // its goodbye (TcpRuntime::abandon), rather than a closed connection.
 #include <catch2/catch.hpp>
-#include <future>
 #include <string>
 
 #include "common/error.h"
