@@ -69,6 +69,14 @@ std::string utc_now() {
   return text;
 }
 
+// The loopback entry's CPU keys; none when the probe found no cost per
+// byte (the simulator then takes the one-way time for it).
+std::string loopback_cpu(const LinkMeasurement& link) {
+  if (!(link.cpu_bandwidth > 0)) return "";
+  return fmt::format(", cpu_us: {:.2f}, cpu_gb_per_s: {:.3f}", link.cpu_seconds * 1e6,
+                     link.cpu_bandwidth / 1e9);
+}
+
 }  // namespace
 
 std::string default_overlay_path() {
@@ -129,11 +137,13 @@ std::string overlay_text(const MachineFigures& f) {
       "    nic_gbps: {:.3f}\n"
       "    disk_write_mb_per_s: {:.1f}\n"
       "    disk_file_ms: {:.3f}\n"
-      "    loopback: {{latency_us: {:.2f}, gb_per_s: {:.3f}}}\n"
+      "    # One way through the runtime; then the CPU a message costs, sender and\n"
+      "    # receiver together (both copy at once: more than the one-way time).\n"
+      "    loopback: {{latency_us: {:.2f}, gb_per_s: {:.3f}{}}}\n"
       "    compute:\n",
       utc_now(), vcpus, memory_gib(), f.loopback.bandwidth * 8 / 1e9,
       std::max(1.0, f.disk.write_bandwidth / 1e6), f.disk.file_seconds * 1e3,
-      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9);
+      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9, loopback_cpu(f.loopback));
   for (const KernelMeasurement& kernels : f.kernels) {
     text += fmt::format("      - threads: {}\n", kernels.threads);
     for (int k = 0; k < strategy::kOpKinds; ++k) {

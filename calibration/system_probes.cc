@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/cpu_clock.h"
 #include "common/error.h"
 #include "net/cluster/cluster_config.h"
 #include "net/runtime/loopback_ports.h"
@@ -195,9 +196,16 @@ LinkMeasurement measure_loopback(double budget_seconds) {
           return seconds;
         };
         for (int i = 0; i < 2; ++i) one_way();  // warm-up: connections, buffers
+        // The process does nothing else meanwhile: its CPU time is what the
+        // messages cost, the sender's and the receiver's sides together.
+        const int64_t first_step = step;
+        const double cpu_start = process_cpu_seconds();
         const double seconds =
             median_of_repetitions(one_way, budget.share(sizes.size() - k), 3, 500);
+        const double messages = 2.0 * static_cast<double>(step - first_step);  // there and back
         result.samples.push_back({static_cast<double>(sizes[k]), seconds});
+        result.cpu_samples.push_back(
+            {static_cast<double>(sizes[k]), (process_cpu_seconds() - cpu_start) / messages});
       }
       const float nothing = 0.0f;
       strategy::Message stop = strategy::make_message(kTag, step++, 1, &nothing);
@@ -215,6 +223,10 @@ LinkMeasurement measure_loopback(double budget_seconds) {
     result.latency_seconds = fit.fixed_seconds;
     result.bandwidth = fit.rate;
     result.quality = fit.quality;
+    const AffineFit cpu = fit_affine(result.cpu_samples, "loopback CPU time per message");
+    result.cpu_seconds = cpu.fixed_seconds;
+    result.cpu_bandwidth = cpu.rate;
+    result.cpu_quality = cpu.quality;
     return result;
   });
 }

@@ -22,11 +22,19 @@ MemoryMeasurement measure_memory(int threads, double budget_seconds);
 
 // Ping-pong between two TcpRuntime tasks over 127.0.0.1, from 8 bytes to
 // several MB: one way = half the round trip = latency + bytes / bandwidth.
+// And what a message costs the CPU, the sender's and the receiver's sides
+// together (the process's CPU time over the messages): cpu_seconds +
+// bytes / cpu_bandwidth. The two sides copy at once on two cores, so a
+// message costs more CPU than its one-way time.
 struct LinkMeasurement {
   double latency_seconds = 0;   // one way, runtime to runtime
   double bandwidth = 0;         // bytes/s, one flow
   std::vector<Sample> samples;  // size = message bytes, seconds = one way
   FitQuality quality;
+  double cpu_seconds = 0;           // per message, both sides
+  double cpu_bandwidth = 0;         // bytes per CPU second, both sides
+  std::vector<Sample> cpu_samples;  // size = message bytes, seconds = CPU per message
+  FitQuality cpu_quality;
 };
 LinkMeasurement measure_loopback(double budget_seconds);
 

@@ -360,9 +360,14 @@ MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
     m.calibrated = true;
   }
   if (auto loopback = e.find("loopback")) {
-    loopback->allow_only({"latency_us", "gb_per_s"});
+    loopback->allow_only({"latency_us", "gb_per_s", "cpu_us", "cpu_gb_per_s"});
     m.loopback = {.latency = loopback->at("latency_us").as_double(0, 1e6) * kMicro,
                   .bandwidth = positive(loopback->at("gb_per_s"), kMaxBandwidthGB) * kGB};
+    // The CPU a message costs comes as a pair, or not at all.
+    if (loopback->has("cpu_us") || loopback->has("cpu_gb_per_s")) {
+      m.loopback.cpu_seconds = loopback->at("cpu_us").as_double(0, 1e6) * kMicro;
+      m.loopback.cpu_bandwidth = positive(loopback->at("cpu_gb_per_s"), kMaxBandwidthGB) * kGB;
+    }
   }
   // Network and disk: the machine's own figure, or its series' rule.
   if (e.has("nic_gbps") || !s) {

@@ -33,6 +33,13 @@ inline const OpRates& rates_of(const DeviceRates& rates, strategy::OpKind kind) 
 struct Loopback {
   double latency = 0;    // seconds
   double bandwidth = 0;  // bytes/s, shared by every flow
+  // What a message costs the CPU, sender and receiver together, as
+  // ./calibrate measured it: cpu_seconds + bytes / cpu_bandwidth. Both 0
+  // when not measured (the one-way time stands in for it).
+  double cpu_seconds = 0;
+  double cpu_bandwidth = 0;  // bytes per CPU second
+
+  bool cpu_measured() const { return cpu_bandwidth > 0; }
 };
 
 // One accelerator model (a GPU die, as the framework sees it).

@@ -95,6 +95,17 @@ void check_one_host(const run::Scenario& scenario, const MachineType& machine) {
   }
 }
 
+// On one machine, a message is the kernel copying it between processes, on
+// the cores the tasks compute on, half on the sender's side and half on the
+// receiver's: the CPU time ./calibrate measured a message to cost, or, for a
+// machine type without that figure, its one-way time on an idle machine.
+MessageCpu message_cpu_of(const Loopback& loopback) {
+  if (loopback.cpu_measured()) {
+    return {.seconds = loopback.cpu_seconds / 2, .seconds_per_byte = 0.5 / loopback.cpu_bandwidth};
+  }
+  return {.seconds = loopback.latency / 2, .seconds_per_byte = 0.5 / loopback.bandwidth};
+}
+
 // Every task on one host of the chief's machine type, sharing its cores and
 // its loopback.
 ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& catalog) {
@@ -108,12 +119,7 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   // A bandwidth in the scenario: links of their own between the tasks
   // (network namespaces on the one machine), each NIC half the latency.
   plan.loopback_shared = !(scenario.network.bandwidth > 0);
-  // On one machine, a message is the kernel copying it between processes,
-  // on the cores the tasks compute on: the loopback's latency and
-  // bandwidth as ./calibrate measured them (one way, on an idle machine),
-  // half on the sender's side and half on the receiver's.
-  const MessageCpu message_cpu{.seconds = machine.loopback.latency / 2,
-                               .seconds_per_byte = 0.5 / machine.loopback.bandwidth};
+  const MessageCpu message_cpu = message_cpu_of(machine.loopback);
   // Each task computes on its share of the cores, at most on the threads
   // it has (the machine's calibrated count, as ./realnet --threads). Thread
   // teams that outnumber the cores do not run in parallel, they take

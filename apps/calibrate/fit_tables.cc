@@ -77,6 +77,11 @@ void print_fit_tables(const calibration::MachineFigures& figures, int threads) {
               percent(loopback.quality.median_error).c_str());
   print_samples("one-way time by message size", "us", 1e6, loopback.samples,
                 loopback.latency_seconds, loopback.bandwidth);
+  std::printf("\nLoopback CPU per message, both sides: %.1f us + %.2f GB/s (median error %s)\n",
+              loopback.cpu_seconds * 1e6, loopback.cpu_bandwidth / 1e9,
+              percent(loopback.cpu_quality.median_error).c_str());
+  print_samples("CPU time by message size", "us", 1e6, loopback.cpu_samples, loopback.cpu_seconds,
+                loopback.cpu_bandwidth);
   std::printf("\nDisk (write, fsync, rename): %.2f ms a file, %.0f MB/s (median error %s)\n",
               disk.file_seconds * 1e3, disk.write_bandwidth / 1e6,
               percent(disk.quality.median_error).c_str());

@@ -48,13 +48,14 @@ if [ "$build_kind" = release ]; then
   check "... in under a minute (it took ${ms} ms)" test "$ms" -lt 60000
 fi
 for word in "NN layer passes at 1 threads" dense convolution "Whole training steps" \
-  Memory: "Loopback through TcpRuntime" "Disk (write, fsync, rename)" \
+  Memory: "Loopback through TcpRuntime" "Loopback CPU per message" \
+  "Disk (write, fsync, rename)" \
   "wrote $overlay"; do
   check "... and prints \"$word\"" has "$word" "$work/out"
 done
 check "... and notes its progress on stderr" has "measuring disk writes with fsync" "$work/err"
 for text in "name: local" "name: local-calibrated" "compute:" "- threads: 1" "loopback:" \
-  "dense:" "region_us:"; do
+  "dense:" "region_us:" "cpu_gb_per_s:"; do
   check "the overlay has \"$text\"" has "$text" "$overlay"
 done
 check "... and no draft is left beside it" \

@@ -74,6 +74,16 @@ TEST_CASE("the loopback probe ping-pongs 8 bytes to 16 MiB through two TcpRuntim
   CHECK(link.bandwidth > 10e6);
   CHECK(std::isfinite(link.quality.worst_error));
   CHECK(link.quality.median_error <= link.quality.worst_error);
+  // The CPU a message costs, both sides: more for 16 MiB than for 8 bytes,
+  // and some for every message (a system call on each side at least).
+  REQUIRE(link.cpu_samples.size() == 7);
+  check_samples(link.cpu_samples, 8, 16 * kMiB);
+  CHECK(link.cpu_samples.back().seconds > link.cpu_samples.front().seconds);
+  CHECK(link.cpu_samples.front().seconds > 0);
+  CHECK(std::isfinite(link.cpu_seconds));
+  CHECK(link.cpu_seconds >= 0);
+  CHECK(link.cpu_bandwidth > 10e6);
+  CHECK(link.cpu_quality.median_error <= link.cpu_quality.worst_error);
 }
 
 TEST_CASE("the loopback probe can run twice in one process") {

@@ -380,6 +380,7 @@ TEST_CASE("A calibrated machine times compute by its measured rates and knows it
              WithinRel(22e9, 1e-12));
   CHECK_THAT(box.loopback.latency, WithinRel(20e-6, 1e-12));
   CHECK_THAT(box.loopback.bandwidth, WithinRel(3e9, 1e-12));
+  CHECK_FALSE(box.loopback.cpu_measured());
 
   // Every kind must be there: a partial calibration is refused by key.
   const ConfigError missing = load_error(kHead + kBox +
@@ -388,6 +389,23 @@ TEST_CASE("A calibrated machine times compute by its measured rates and knows it
                                          "      dense: {op_us: 1.5, gflops: 80, gb_per_s: 5}\n");
   CHECK(missing.line() == 26);  // where the compute block's keys begin
   CHECK_THAT(missing.what(), Contains("convolution"));
+}
+
+TEST_CASE("A loopback's CPU per message comes as a pair of figures, or not at all") {
+  const TempCatalog file(
+      kHead + kBox + "    loopback: {latency_us: 20, gb_per_s: 3, cpu_us: 30, cpu_gb_per_s: 2}\n");
+  const auto& loopback = MachineCatalog::load(file.path()).machine("box").loopback;
+  CHECK(loopback.cpu_measured());
+  CHECK_THAT(loopback.cpu_seconds, WithinRel(30e-6, 1e-12));
+  CHECK_THAT(loopback.cpu_bandwidth, WithinRel(2e9, 1e-12));
+
+  const ConfigError half =
+      load_error(kHead + kBox + "    loopback: {latency_us: 20, gb_per_s: 3, cpu_us: 30}\n");
+  CHECK(half.key() == "machines[0].loopback.cpu_gb_per_s");
+  const ConfigError zero = load_error(
+      kHead + kBox + "    loopback: {latency_us: 20, gb_per_s: 3, cpu_us: 30, cpu_gb_per_s: 0}\n");
+  CHECK(zero.key() == "machines[0].loopback.cpu_gb_per_s");
+  CHECK_THAT(zero.what(), Contains("must be above 0"));
 }
 
 TEST_CASE("An overlay replaces entries of the catalog by name and adds its own") {

@@ -32,6 +32,9 @@ struct Box {
   int threads = 1;           // compute.threads: the threads of each task's compute
   double dense_op_us = 0;    // fixed cost of each dense layer pass
   double loopback_gb = 1e5;  // GB/s of the shared loopback (1e5: the catalog's maximum)
+  // The CPU a message costs, both sides: 10 us + bytes at this rate (0: not
+  // measured, the one-way time stands in).
+  double loopback_cpu_gb = 0;
 };
 
 // A catalog whose machine `box` is calibrated: every rate at the catalog's
@@ -46,6 +49,9 @@ std::string write_catalog(const std::string& folder, const Box& box) {
                         "\n    memory_gib: 4\n    nic_gbps: 100000\n    disk_write_mb_per_s: 100\n"
                         "    loopback: {latency_us: 0, gb_per_s: " +
                         std::to_string(box.loopback_gb) +
+                        (box.loopback_cpu_gb > 0
+                             ? ", cpu_us: 10, cpu_gb_per_s: " + std::to_string(box.loopback_cpu_gb)
+                             : std::string()) +
                         "}\n"
                         "    compute:\n      threads: " +
                         std::to_string(box.threads) +
@@ -188,6 +194,20 @@ TEST_CASE("a one_host plan: the machine's cores, its loopback shared, or the sce
     CHECK(host.link_bandwidth == Approx(2e9));
     CHECK(host.link_latency == 0);
     CHECK(host.device.threads == 1);
+    // Without a measured CPU per message, each side pays half the one-way
+    // time (no latency here, 2 GB/s).
+    CHECK(host.message_cpu.seconds == 0);
+    CHECK(host.message_cpu.seconds_per_byte == Approx(0.5 / 2e9));
+  }
+  // With one, each side pays half of it.
+  const auto measured = distlab::sim::MachineCatalog::load(
+      write_catalog(dir, {.cores = 3, .loopback_gb = 2, .loopback_cpu_gb = 0.5}));
+  std::ofstream(dir + "/measured.yaml") << allreduce("one_host", 2);
+  const auto measured_plan =
+      distlab::sim::plan_cluster(distlab::run::load_scenario(dir + "/measured.yaml"), measured);
+  for (const auto& host : measured_plan.hosts) {
+    CHECK(host.message_cpu.seconds == Approx(5e-6));
+    CHECK(host.message_cpu.seconds_per_byte == Approx(0.5 / 0.5e9));
   }
   // A bandwidth in the scenario: each task's own link, half the latency.
   const auto links =
