@@ -15,7 +15,9 @@
 # of the first 2.5 s, which both runs must outlive: a real run on an idle
 # fast machine is over in a third of the time it takes on a loaded one,
 # so it trains for 120 epochs (about 8 s here, idle), and the simulation's
-# network is slowed (network.latency_us, which ./realnet ignores).
+# network is slowed (network.latency_us, which ./realnet ignores). Loaded,
+# the run may last minutes and fail a hundred times: restarts are not
+# limited (recovery.max_restarts), so that it never gives up.
 # Usage: same_failures_test.sh SIMULATE REALNET SOURCE_DIR
 set -euo pipefail
 simulate=$1 realnet=$2 src=$3
@@ -27,7 +29,7 @@ source "$src/tests/support/check.sh"
 scenario=$src/scenarios/ps_4workers.yaml
 args=(--set 'faults=[{task: worker:1, mtbf_hours: 0.000375}]' --seed 16
       --set recovery.detect_seconds=0.05 --set recovery.restart_seconds=0.05
-      --set recovery.max_restarts=100 --set training.epochs=120
+      --set recovery.max_restarts=1000000 --set training.epochs=120
       --set training.eval_every=0 --set network.latency_us=2500 --quiet)
 "$simulate" "$scenario" "${args[@]}" --out "$work/sim"
 "$realnet" --launch "$scenario" "${args[@]}" --out "$work/real"
