@@ -40,7 +40,7 @@ from machine_info import cpu_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "reports"))
-from report import PHASES, phase_seconds_per_step  # noqa: E402
+from report import PHASES, cpu_per_step, phase_seconds_per_step  # noqa: E402
 
 # (name, what it is, scenario, overrides): ring and parameter server, sync
 # and async, 2 to 6 tasks, small and large models. Step counts keep each
@@ -153,8 +153,9 @@ def compare_shape(name, scenario, overrides, repeat, out, threads):
 
 
 def replica0_phases(sim_dir, real_dirs):
-    """{phase: {simulated, real, error}} of replica 0's mean step (the first
-    task of steps.csv), the real side the median over the repeats."""
+    """{phase: {simulated, real, error, cpu_simulated, cpu_real, cpu_error}}
+    of replica 0's mean step (the first task of steps.csv), the real side
+    the median over the repeats; cpu_*: the CPU time of the phase."""
     sim = phase_seconds_per_step(sim_dir)
     reals = [phase_seconds_per_step(d) for d in real_dirs]
     if not sim or not all(reals):
@@ -164,7 +165,11 @@ def replica0_phases(sim_dir, real_dirs):
     for phase in PHASES + ["step"]:
         s = sim[task][phase]
         r = statistics.median(by_task[task][phase] for by_task in reals if task in by_task)
-        phases[phase] = {"simulated": s, "real": r, "error": error(s, r)}
+        cs = cpu_per_step(sim[task], phase)
+        cr = statistics.median(cpu_per_step(by_task[task], phase) for by_task in reals
+                               if task in by_task)
+        phases[phase] = {"simulated": s, "real": r, "error": error(s, r),
+                         "cpu_simulated": cs, "cpu_real": cr, "cpu_error": error(cs, cr)}
     return phases
 
 
@@ -201,13 +206,18 @@ def compare_netns(name, scenario, mbit, overrides, out):
             "measured_mbit": comparison.get("measured_mbit")}
 
 
-def phase_table(results):
-    """Replica 0's milliseconds per step, by phase: a row a shape."""
+def phase_table(results, prefix=""):
+    """Replica 0's milliseconds per step, by phase: a row a shape; with
+    prefix "cpu_", the CPU milliseconds of each phase."""
+    sim, real, err = prefix + "simulated", prefix + "real", prefix + "error"
     shown = [p for p in PHASES + ["step"]
              if any(abs(r.get("phases", {}).get(p, {}).get(k) or 0) >= 1e-7
-                    for r in results.values() for k in ("simulated", "real"))]
-    lines = ["", "Replica 0's milliseconds per step by phase, simulated / real (error); "
-             "\"step\" is the whole step, which the phases add up to:", "",
+                    for r in results.values() for k in (sim, real))]
+    title = ("Replica 0's CPU milliseconds per step by phase (all its threads), simulated / real "
+             "(error):" if prefix else
+             "Replica 0's milliseconds per step by phase, simulated / real (error); "
+             "\"step\" is the whole step, which the phases add up to:")
+    lines = ["", title, "",
              "| shape | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
     for name, r in results.items():
         phases = r.get("phases") or {}
@@ -216,9 +226,9 @@ def phase_table(results):
         cells = []
         for p in shown:
             f = phases[p]
-            cell = f"{show(f['simulated'], 'ms')} / {show(f['real'], 'ms')}"
-            if f["error"] is not None:
-                cell += f" ({percent(f['error'])})"
+            cell = f"{show(f.get(sim), 'ms')} / {show(f.get(real), 'ms')}"
+            if f.get(err) is not None:
+                cell += f" ({percent(f[err])})"
             cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
@@ -245,6 +255,7 @@ def markdown(results, machine, quiet):
                   f"worst {100 * max(errors):.1f}%."]
     lines.append("Cells: simulated / real (median of the real runs), then the error.")
     lines += phase_table(results)
+    lines += phase_table(results, "cpu_")
     return "\n".join(lines) + "\n"
 
 

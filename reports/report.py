@@ -326,25 +326,37 @@ PHASES = ["input", "forward", "backward", "optimizer", "packing", "communication
 
 
 def phase_seconds_per_step(folder):
-    """{task: {phase: mean seconds per step, "step": mean step}} from the
-    steps.csv of a run directory; tasks in its order. Empty for a run
-    written before steps were split by phase."""
+    """{task: {phase: mean seconds per step, phase + "_cpu": mean CPU seconds
+    per step, "step": mean step}} from the steps.csv of a run directory;
+    tasks in its order. Empty for a run written before steps were split by
+    phase; CPU 0 for one written before they had CPU times."""
     rows = run_directories.read_csv(os.path.join(folder, "steps.csv"))
     if not rows or "phase_other_seconds" not in rows[0]:
         return {}
     sums, counts = {}, {}
     for row in rows:
-        task = sums.setdefault(row["task"], dict.fromkeys(PHASES + ["step"], 0.0))
+        keys = PHASES + [f"{phase}_cpu" for phase in PHASES] + ["step"]
+        task = sums.setdefault(row["task"], dict.fromkeys(keys, 0.0))
         counts[row["task"]] = counts.get(row["task"], 0) + 1
         for phase in PHASES:
             task[phase] += number(row.get(f"phase_{phase}_seconds")) or 0
+            task[f"{phase}_cpu"] += number(row.get(f"phase_{phase}_cpu_seconds")) or 0
         task["step"] += (number(row.get("end")) or 0) - (number(row.get("start")) or 0)
     return {name: {k: v / counts[name] for k, v in task.items()} for name, task in sums.items()}
 
 
+def cpu_per_step(phases, phase):
+    """CPU seconds per step of one phase ("step": of them all) from
+    phase_seconds_per_step's figures of a task."""
+    if phase == "step":
+        return sum(phases[f"{p}_cpu"] for p in PHASES)
+    return phases[f"{phase}_cpu"]
+
+
 def phase_rows(sims, reals):
-    """Rows (task, phase, simulated ms, real ms, error) of the tasks in both
-    runs, medians over repeats; phases that are zero on both sides left out."""
+    """Rows (task, phase, simulated ms, real ms, error, simulated CPU ms, real
+    CPU ms) of the tasks in both runs, medians over repeats; phases that are
+    zero on both sides left out."""
     sim_runs = [phase_seconds_per_step(run.path) for run in sims]
     real_runs = [phase_seconds_per_step(run.path) for run in reals]
     if not all(sim_runs) or not all(real_runs):
@@ -358,8 +370,11 @@ def phase_rows(sims, reals):
             r = median([by_task[task][phase] for by_task in real_runs])
             if phase != "step" and max(abs(s), abs(r)) < 1e-7:
                 continue
+            cpu = [median([cpu_per_step(by_task[task], phase) for by_task in runs])
+                   for runs in (sim_runs, real_runs)]
             rows.append([task, "whole step" if phase == "step" else phase,
-                         f"{1e3 * s:.3f}", f"{1e3 * r:.3f}", error_text(s, r)])
+                         f"{1e3 * s:.3f}", f"{1e3 * r:.3f}", error_text(s, r),
+                         f"{1e3 * cpu[0]:.3f}", f"{1e3 * cpu[1]:.3f}"])
     return rows
 
 
@@ -577,13 +592,16 @@ def write_report(out, sweeps, runs, labels, made, pairs, target, target_given, k
             lines.append("## Where the time goes, simulated against real\n")
             lines.append("Each task's milliseconds per step, phase by phase, as steps.csv splits"
                          " them (the phases add up to the step; \"other\" is time the run did not"
-                         " name), and the error = simulated / real - 1.\n")
+                         " name), and the error = simulated / real - 1. Beside them, the CPU"
+                         " milliseconds each phase used (all the task's threads: more than the"
+                         " wall time when it computed on several, less when it waited).\n")
             for label, rows in phases:
                 if not rows:
                     continue
                 lines.append(f"**{plain(label)}**\n")
                 lines.append(markdown_table(["task", "phase", "simulated (ms)", "real (ms)",
-                                             "error"], rows) + "\n")
+                                             "error", "CPU simulated (ms)", "CPU real (ms)"],
+                                            rows) + "\n")
 
     lines.append("## Figures\n")
     for name, title, caption, _ in made:

@@ -155,6 +155,15 @@ void write_file(const std::filesystem::path& dir, const std::string& name,
 
 // ---- summary.json -----------------------------------------------------------
 
+// {"input": seconds, ..., "other": seconds}
+json phase_json(const strategy::PhaseSeconds& seconds) {
+  json phases = json::object();
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    phases[std::string(strategy::phase_name(static_cast<strategy::Phase>(p)))] = number(seconds[p]);
+  }
+  return phases;
+}
+
 json task_summary(const TaskLog& t, const int64_t* updates) {
   json task = {
       {"task", strategy::task_name(t.task)},
@@ -177,12 +186,8 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"messages_received", t.messages_received},
       {"finished_at", number(t.finished_at)},
   };
-  json phases = json::object();
-  for (int p = 0; p < strategy::kPhases; ++p) {
-    phases[std::string(strategy::phase_name(static_cast<strategy::Phase>(p)))] =
-        number(t.phases[p]);
-  }
-  task["phase_seconds"] = std::move(phases);
+  task["phase_seconds"] = phase_json(t.phases);
+  task["phase_cpu_seconds"] = phase_json(t.phase_cpu);
   if (updates != nullptr) task["updates"] = *updates;
   int64_t count = 0;
   int64_t sum = 0;
@@ -340,13 +345,19 @@ std::string cell(double x) {
 }
 
 // The columns phase_input_seconds ... phase_other_seconds split each step
-// by phase (strategy/phase.h); they add up to end - start.
+// by phase (strategy/phase.h); they add up to end - start. The columns
+// phase_input_cpu_seconds ... phase_other_cpu_seconds are the CPU time of
+// each phase.
 std::string steps_csv(const RunResult& r) {
   std::string out =
       "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
       "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds";
   for (int p = 0; p < strategy::kPhases; ++p) {
     out += fmt::format(",phase_{}_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
+  }
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    out +=
+        fmt::format(",phase_{}_cpu_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
   }
   out += "\n";
   for (const TaskLog& t : r.tasks) {
@@ -359,6 +370,8 @@ std::string steps_csv(const RunResult& r) {
                      s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss),
                      cell(s.input_seconds));
       for (const double seconds : s.phases)
+        fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+      for (const double seconds : s.phase_cpu)
         fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
       out += '\n';
     }

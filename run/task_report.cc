@@ -41,7 +41,7 @@ std::string task_report_json(const TaskReport& report) {
   for (const StepRecord& s : log.steps) {
     steps.push_back({s.step, s.start, s.end, s.compute_seconds, s.communication_seconds,
                      s.waiting_seconds, s.checkpoint_seconds, s.bytes_sent, s.bytes_received,
-                     s.staleness, number(s.loss), s.input_seconds, s.phases});
+                     s.staleness, number(s.loss), s.input_seconds, s.phases, s.phase_cpu});
   }
   json spans = json::array();
   for (const Span& s : log.spans)
@@ -64,6 +64,7 @@ std::string task_report_json(const TaskReport& report) {
                 log.checkpoint_seconds, log.bytes_sent, log.bytes_received, log.messages_sent,
                 log.messages_received, log.finished_at, log.input_seconds}},
               {"phases", log.phases},
+              {"phase_cpu", log.phase_cpu},
               {"checkpoints", {log.checkpoints, log.checkpoint_bytes}},
               {"examples", log.examples},
               {"spans_dropped", report.spans_dropped},
@@ -96,7 +97,8 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
                            .bytes_received = s[8],
                            .staleness = s[9],
                            .loss = number(s[10]),
-                           .phases = s[12].get<strategy::PhaseSeconds>()});
+                           .phases = s[12].get<strategy::PhaseSeconds>(),
+                           .phase_cpu = s[13].get<strategy::PhaseSeconds>()});
     }
     for (const json& s : j.at("spans")) {
       log.spans.push_back({static_cast<SpanKind>(s[0].get<int>()), s[1], s[2], s[3]});
@@ -120,6 +122,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     log.finished_at = t[8];
     log.input_seconds = t[9];
     log.phases = j.at("phases").get<strategy::PhaseSeconds>();
+    log.phase_cpu = j.at("phase_cpu").get<strategy::PhaseSeconds>();
     const json& files = j.at("checkpoints");
     log.checkpoints = files.at(0);
     log.checkpoint_bytes = files.at(1);

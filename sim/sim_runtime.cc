@@ -63,6 +63,7 @@ void SimRuntime::spend_message_cpu(uint64_t bytes) {
   if (!message_cpu_.costs()) return;
   const double seconds =
       message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte;
+  cpu_spent_ += seconds;
   if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
   simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, 1);
 }
@@ -131,11 +132,15 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   // and not before the end of work that the next continues (the forward
   // pass, followed by the backward one: one sleep for the two, as when they
   // were one computation, so that actors meet in the same order).
-  unslept_ += work_seconds(work);
+  const double seconds = work_seconds(work);
+  unslept_ += seconds;
+  // Each thread computes for the work's time; on a GPU, the host's thread
+  // dispatches (or waits) for it.
+  cpu_spent_ += seconds * std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
   if (work.host_waits && unslept_ >= kComputeResolution) {
-    const double seconds = unslept_;
+    const double due = unslept_;
     unslept_ = 0;
-    spend_compute(seconds);
+    spend_compute(due);
   }
 }
 

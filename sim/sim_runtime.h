@@ -68,6 +68,9 @@ class SimRuntime : public strategy::Runtime {
              MessageCpu message_cpu = {}, InputCpu input_cpu = {});
 
   double now() const override;
+  // The compute charged (its seconds alone times the threads it runs on)
+  // and the messages' CPU on a shared host.
+  double cpu_now() const override { return cpu_spent_; }
 
  protected:
   void transmit(strategy::TaskId to, strategy::Message message) override;
@@ -100,6 +103,7 @@ class SimRuntime : public strategy::Runtime {
   // A GPU's work queued since the host last waited for the device
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;
+  double cpu_spent_ = 0;  // cpu_now()
 };
 
 }  // namespace distlab::sim

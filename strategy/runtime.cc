@@ -69,6 +69,7 @@ void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) 
   ++log_.messages_sent;
   log_.communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
+  account_cpu(Phase::kCommunication);
   if (step_) {
     step_->bytes_sent += bytes;
     step_->communication_seconds += end - start;
@@ -101,6 +102,7 @@ void Runtime::wait_sends() {
   log_.communication_seconds += end - start;
   if (step_) step_->communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
+  account_cpu(Phase::kCommunication);
 }
 
 void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
@@ -246,6 +248,9 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   log_.communication_seconds += transfer;
   account(Phase::kWaiting, waiting);
   account(Phase::kCommunication, transfer);
+  // One reading for the whole receive: the CPU of a wait is the process's
+  // other threads at work (sends going out), counted with the transfer.
+  account_cpu(Phase::kCommunication);
   if (step_) {
     step_->bytes_received += message.bytes;
     step_->waiting_seconds += waiting;
@@ -271,6 +276,7 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   log_.compute_seconds += end - start;
   if (step_) step_->compute_seconds += end - start;
   account(work.phase, end - start);
+  account_cpu(work.phase);
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
 }
 
@@ -287,6 +293,7 @@ void Runtime::among_devices(DeviceCollective collective, uint64_t bytes) {
   log_.communication_seconds += end - start;
   if (step_) step_->communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
+  account_cpu(Phase::kCommunication);
   if (end > start && keeps_spans()) add_span(SpanKind::kReceive, start, end, "devices");
 }
 
@@ -304,6 +311,7 @@ void Runtime::checkpoint(const std::string& label, uint64_t bytes,
   ++log_.checkpoints;
   if (step_) step_->checkpoint_seconds += end - start;
   account(Phase::kCheckpoint, end - start);
+  account_cpu(Phase::kCheckpoint);
   if (end > start) add_span(SpanKind::kCheckpoint, start, end, label);
 }
 
@@ -315,6 +323,7 @@ void Runtime::take_batch(int64_t examples, const InputPipeline& input) {
   log_.input_seconds += end - start;
   if (step_) step_->input_seconds += end - start;
   account(Phase::kInput, end - start);
+  account_cpu(Phase::kInput);
   if (end > start && keeps_spans()) add_span(SpanKind::kInput, start, end, "waiting for input");
 }
 
@@ -322,6 +331,7 @@ void Runtime::await_input(int64_t /*examples*/, const InputPipeline& /*input*/) 
 
 void Runtime::begin_step(int64_t step) {
   if (step_hook_) step_hook_(step);
+  account_cpu(Phase::kOther);  // since the last phase: the run's, not the step's
   step_.emplace();
   step_->step = step;
   step_->start = now();
@@ -333,6 +343,7 @@ void Runtime::end_step(double loss, int64_t staleness) {
   double named = 0;
   for (const double seconds : step_->phases) named += seconds;
   step_->phases[index_of(Phase::kOther)] += (step_->end - step_->start) - named;
+  account_cpu(Phase::kOther);
   step_->loss = loss;
   step_->staleness = staleness;
   log_.steps.push_back(*step_);
@@ -342,6 +353,16 @@ void Runtime::end_step(double loss, int64_t staleness) {
 void Runtime::account(Phase phase, double seconds) {
   log_.phases[index_of(phase)] += seconds;
   if (step_) step_->phases[index_of(phase)] += seconds;
+}
+
+void Runtime::account_cpu(Phase phase) {
+  const double cpu = cpu_now();
+  if (cpu_mark_) {
+    const double seconds = std::max(0.0, cpu - *cpu_mark_);
+    log_.phase_cpu[index_of(phase)] += seconds;
+    if (step_) step_->phase_cpu[index_of(phase)] += seconds;
+  }
+  cpu_mark_ = cpu;
 }
 
 bool Runtime::keeps_spans() {
@@ -365,7 +386,10 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.waiting_seconds += later.waiting_seconds;
   into.checkpoint_seconds += later.checkpoint_seconds;
   into.input_seconds += later.input_seconds;
-  for (int p = 0; p < kPhases; ++p) into.phases[p] += later.phases[p];
+  for (int p = 0; p < kPhases; ++p) {
+    into.phases[p] += later.phases[p];
+    into.phase_cpu[p] += later.phase_cpu[p];
+  }
   into.examples += later.examples;
   into.checkpoints += later.checkpoints;
   into.checkpoint_bytes += later.checkpoint_bytes;
@@ -378,6 +402,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
 
 TaskLog Runtime::take_log() {
   log_.finished_at = now();
+  account_cpu(Phase::kOther);
   return std::move(log_);
 }
 

@@ -108,6 +108,10 @@ class Runtime {
 
   // Seconds since the run began: simulated or wall-clock.
   virtual double now() const = 0;
+  // CPU seconds this task has cost its machine so far: its process's, all
+  // threads (the real backend); what the model charged it (the simulator).
+  // Each phase's share is logged beside its wall time.
+  virtual double cpu_now() const = 0;
 
   void send(TaskId to, Message message);
   Message recv(TaskId from, Tag tag);
@@ -221,6 +225,10 @@ class Runtime {
   void account_receive(const Message& message, double blocked_from, double blocked_to);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
   void account(Phase phase, double seconds);
+  // Adds the CPU time used since the last call to `phase`, likewise: a
+  // phase's CPU is what the process used from the end of the phase before
+  // to its own end (CPU between phases is a few bookkeeping instructions).
+  void account_cpu(Phase phase);
   // Numbers `message` for `to` (sender, incarnations, sequence).
   void stamp(TaskId to, Message& message);
   void account_send(TaskId to, uint64_t bytes, double start, double end);
@@ -244,6 +252,7 @@ class Runtime {
   Fidelity fidelity_;
   TaskLog log_;
   std::optional<StepRecord> step_;
+  std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended
   std::size_t span_limit_ = 20000;
   uint64_t spans_dropped_ = 0;
   // Sequence numbers: next to send per (receiver, tag), next expected per

@@ -48,6 +48,9 @@ struct StepRecord {
   // The step's time by phase (phase.h); they add up to end - start, the
   // rest of it in Phase::kOther.
   PhaseSeconds phases{};
+  // The CPU time the task used in each phase (Runtime::cpu_now): beside
+  // the wall time, whether a phase computed or waited for a core.
+  PhaseSeconds phase_cpu{};
 };
 
 // A point of the learning curve: the chief's evaluation on the test set.
@@ -77,8 +80,9 @@ struct TaskLog {
   double checkpoint_seconds = 0;
   double input_seconds = 0;  // waiting for the input pipeline (not in waiting_seconds)
   // By phase, as the steps' but outside them too; kOther holds only the
-  // computing that no other phase names.
+  // computing that no other phase names. And the CPU time of each.
   PhaseSeconds phases{};
+  PhaseSeconds phase_cpu{};
   // Examples trained on, in every life of the task: work done again after a
   // rollback counts again, as the machines did it.
   int64_t examples = 0;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/cpu_clock.h"
 #include "common/error.h"
 #include "net/runtime/tcp_connection.h"
 #include "net/wire/frame.h"
@@ -32,6 +33,10 @@ TcpRuntime::~TcpRuntime() {
 
 double TcpRuntime::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - options_.epoch).count();
+}
+
+double TcpRuntime::cpu_now() const {
+  return process_cpu_seconds();
 }
 
 void TcpRuntime::recycle(Message message) {

@@ -41,20 +41,24 @@ for name in ("steps.csv", "curve.csv", "timeline.json"):
     open(sys.argv[1].replace("summary.json", name)).read()
 PY
 check "... and its chief leaves the final weights, model.safetensors" test -s "$work/ps/model.safetensors"
-check "... and its steps split by phase, the phases adding up to each step" \
+check "... and its steps split by phase, the phases adding up to each step, with CPU times" \
   "$py" - "$work/ps/steps.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-phases = [k for k in rows[0] if k.startswith("phase_")]
+phases = [k for k in rows[0] if k.startswith("phase_") and not k.endswith("_cpu_seconds")]
 assert len(phases) == 10, phases
+cpu = [k.replace("_seconds", "_cpu_seconds") for k in phases]
 for row in rows:
     seconds = [float(row[k]) for k in phases]
     length = float(row["end"]) - float(row["start"])
     assert abs(sum(seconds) - length) < 1e-6, (row["task"], row["step"], sum(seconds), length)
     assert min(seconds) >= -1e-9, (row["task"], row["step"], seconds)
+    assert min(float(row[k]) for k in cpu) >= 0, (row["task"], row["step"])
 workers = [r for r in rows if r["task"].startswith("worker")]
 for phase in ("forward", "backward"):
     assert sum(float(r[f"phase_{phase}_seconds"]) for r in workers) > 0, phase
+    # The process's CPU time while it computed: some, on any machine.
+    assert sum(float(r[f"phase_{phase}_cpu_seconds"]) for r in workers) > 0, phase
 servers = [r for r in rows if r["task"].startswith("ps")]
 assert all(float(r["phase_optimizer_seconds"]) > 0 for r in servers)
 PY

@@ -312,7 +312,8 @@ class SimulatedRealTest(Checks):
             # Every task's step, phase by phase, on both backends.
             phases = text.split("## Where the time goes, simulated against real")[1]
             phases = phases.split("## Figures")[0]
-            self.assertIn("| task | phase | simulated (ms) | real (ms) | error |", phases)
+            self.assertIn("| task | phase | simulated (ms) | real (ms) | error |"
+                          " CPU simulated (ms) | CPU real (ms) |", phases)
             rows = [line.split(" | ") for line in phases.splitlines() if line.startswith("| ")]
             by_task = {}
             for row in rows[1:]:
@@ -322,6 +323,12 @@ class SimulatedRealTest(Checks):
                 self.assertTrue({"forward", "backward", "whole step"} <= set(by_task[task]),
                                 by_task[task])
             self.assertIn("optimizer", by_task["ps:0"])
+            # CPU per phase on both sides: the real workers' forward passes
+            # used some; nobody's CPU is negative.
+            self.assertGreater(float(by_task["worker:0"]["forward"][6].rstrip(" |")), 0)
+            for task in by_task.values():
+                for row in task.values():
+                    self.assertGreaterEqual(float(row[5]), 0, row)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -72,6 +72,7 @@ StepRecord step(int64_t n, double start, double end, int64_t staleness, double l
   s.waiting_seconds = (end - start) * 0.2;
   s.phases[index_of(Phase::kForward)] = 0.25;
   s.phases[index_of(Phase::kOther)] = 0.125;
+  s.phase_cpu[index_of(Phase::kForward)] = 0.5;  // two threads busy throughout
   s.bytes_sent = 1000 * static_cast<uint64_t>(n + 1);
   s.bytes_received = 2000;
   s.staleness = staleness;
@@ -295,10 +296,13 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
         "phase_input_seconds,phase_forward_seconds,phase_backward_seconds,"
         "phase_optimizer_seconds,phase_packing_seconds,phase_communication_seconds,"
         "phase_waiting_seconds,phase_evaluation_seconds,phase_checkpoint_seconds,"
-        "phase_other_seconds");
+        "phase_other_seconds,phase_input_cpu_seconds,phase_forward_cpu_seconds,"
+        "phase_backward_cpu_seconds,phase_optimizer_cpu_seconds,phase_packing_cpu_seconds,"
+        "phase_communication_cpu_seconds,phase_waiting_cpu_seconds,"
+        "phase_evaluation_cpu_seconds,phase_checkpoint_cpu_seconds,phase_other_cpu_seconds");
   for (size_t i = 1; i < lines.size(); ++i) {
     INFO(lines[i]);
-    CHECK(split(lines[i], ',').size() == 23);
+    CHECK(split(lines[i], ',').size() == 33);
   }
 
   // Chief, step 1: starts at 0.25, lasts 0.000123456789 (simulated precision).
@@ -313,10 +317,14 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
   CHECK(chief[13] == "0");      // phase_input_seconds
   CHECK(chief[14] == "0.25");   // phase_forward_seconds
   CHECK(chief[22] == "0.125");  // phase_other_seconds
+  CHECK(chief[23] == "0");      // phase_input_cpu_seconds
+  CHECK(chief[24] == "0.5");    // phase_forward_cpu_seconds
+  CHECK(chief[32] == "0");      // phase_other_cpu_seconds
   // summary.json: every task's seconds by phase, over the whole run.
   const json summary = read_json(tmp.path / "summary.json");
   CHECK(summary["tasks"][0]["phase_seconds"].size() == 10);
   CHECK(summary["tasks"][0]["phase_seconds"]["forward"] == 0);
+  CHECK(summary["tasks"][0]["phase_cpu_seconds"].size() == 10);
 
   CHECK(split(lines[5], ',')[0] == "worker:0");
   const auto ps = split(lines[1 + 8 + 2], ',');  // the PS's step 2

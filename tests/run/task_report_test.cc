@@ -30,7 +30,8 @@ TaskReport report(Role role, int index, double finished) {
                          .bytes_received = 2048,
                          .staleness = role == Role::kPs ? 3 : -1,
                          .loss = role == Role::kPs ? std::nan("") : 0.75,
-                         .phases = {0.0625, 0.25, 0.25, 0.0625, 0, 0.0625, 0.0625, 0, 0, 0}});
+                         .phases = {0.0625, 0.25, 0.25, 0.0625, 0, 0.0625, 0.0625, 0, 0, 0},
+                         .phase_cpu = {0, 0.5, 0.5, 0.125, 0, 0.03125, 0, 0, 0, 0}});
   r.log.spans.push_back({strategy::SpanKind::kWait, 1.0, 1.125, "ps:0"});
   r.log.curve.push_back(
       {.seconds = 1.25, .step = 1, .train_loss = 0.75, .test_loss = 0.5, .test_accuracy = 0.875});
@@ -38,6 +39,7 @@ TaskReport report(Role role, int index, double finished) {
   r.log.messages_sent = 3;
   r.log.input_seconds = 0.25;
   r.log.phases[strategy::index_of(strategy::Phase::kEvaluation)] = 2.5;
+  r.log.phase_cpu[strategy::index_of(strategy::Phase::kEvaluation)] = 4.75;
   r.log.finished_at = finished;
   r.log.examples = role == Role::kPs ? 0 : 128;
   r.outcome.updates = 7;
@@ -63,6 +65,8 @@ TEST_CASE("a task report reads back as it was written, NaN included") {
   CHECK(back.log.steps[0].phases == original.log.steps[0].phases);
   CHECK(back.log.phases == original.log.phases);
   CHECK(back.log.phases[strategy::index_of(strategy::Phase::kEvaluation)] == 2.5);
+  CHECK(back.log.steps[0].phase_cpu == original.log.steps[0].phase_cpu);
+  CHECK(back.log.phase_cpu[strategy::index_of(strategy::Phase::kEvaluation)] == 4.75);
   REQUIRE(back.log.spans.size() == 1);
   CHECK(back.log.spans[0].kind == strategy::SpanKind::kWait);
   CHECK(back.log.spans[0].label == "ps:0");

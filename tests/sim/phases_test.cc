@@ -75,6 +75,27 @@ TEST_CASE("simulated ring steps: forward, backward, packing, communication, opti
   CHECK(checkpoint > 0);
 }
 
+TEST_CASE("simulated CPU time: each compute phase on the task's threads, no CPU waiting") {
+  // n1-standard-4, a host per task: a task computes on its 4 vCPUs, and a
+  // message costs no CPU of the model's (the NIC moves it).
+  const json run = simulate("cpu", "  chief: 1\n  workers: 1\n", "  name: allreduce\n");
+  for (const json& task : run["tasks"]) {
+    INFO(task["name"].get<std::string>());
+    for (std::size_t i = 0; i < task["step_phases"].size(); ++i) {
+      const json& wall = task["step_phases"][i];
+      const json& cpu = task["step_phase_cpu"][i];
+      REQUIRE(cpu.size() == wall.size());
+      for (const Phase p : {Phase::kForward, Phase::kOptimizer, Phase::kPacking}) {
+        CHECK(phase(cpu, p) == Approx(4 * phase(wall, p)).margin(1e-12));
+      }
+      CHECK(phase(cpu, Phase::kForward) > 0);
+      CHECK(phase(cpu, Phase::kWaiting) == 0);
+      CHECK(phase(cpu, Phase::kCommunication) == 0);
+      CHECK(phase(cpu, Phase::kCheckpoint) == 0);
+    }
+  }
+}
+
 TEST_CASE("simulated parameter-server steps add up on workers and servers") {
   const json run = simulate("ps", "  chief: 1\n  workers: 2\n  ps: 1\n",
                             "  name: parameter_server\n  mode: async\n");

@@ -89,6 +89,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
         task["step_input"].push_back(step.input_seconds);
         task["step_ends"].push_back(step.end);
         task["step_phases"].push_back(step.phases);
+        task["step_phase_cpu"].push_back(step.phase_cpu);
       }
       out["tasks"].push_back(task);
     }

@@ -25,7 +25,8 @@ void write_bn_model(const std::string& folder);
 // bytes_sent, bytes_received, updates, weights_sha256, staleness (list),
 // step_starts (list), compute (list of per-step compute seconds),
 // input_seconds and step_input (waiting for the input pipeline),
-// step_ends and step_phases (each step's seconds by phase), and
+// step_ends, step_phases and step_phase_cpu (each step's seconds and CPU
+// seconds by phase), and
 // for checkpoints: start_step, resumed_from, and per task checkpoints,
 // checkpoint_bytes, checkpoint_seconds, step_numbers and step_checkpoint
 // (per-step checkpoint seconds); and "failures" (at, task, cause,
