@@ -11,6 +11,7 @@
 #include "apps/realnet/task_process.h"
 #include "common/cli.h"
 #include "common/error.h"
+#include "net/runtime/message_memory.h"
 #include "nn/kernels/kernels.h"
 #include "run/provenance.h"
 
@@ -115,6 +116,9 @@ void add_options(CLI::App& app, Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything allocates or starts a thread: the tasks, and the
+  // launcher whose environment they inherit, keep the memory they free.
+  distlab::net::restart_with_kept_memory(argv);
   Options o;
   CLI::App app(
       "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"
@@ -138,6 +142,9 @@ int main(int argc, char** argv) {
       "--launch tasks share this machine's cores: they get OMP_WAIT_POLICY=passive\n"
       "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
       "records the placement, the core count and the threads per task.\n"
+      "Every task keeps the memory it frees for its next buffers: ./realnet starts\n"
+      "again at once with glibc's malloc thresholds in GLIBC_TUNABLES, unless the\n"
+      "environment sets them.\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
       distlab::nn::kernels::isa_help());
   add_options(app, o);

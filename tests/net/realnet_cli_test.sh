@@ -63,6 +63,27 @@ servers = [r for r in rows if r["task"].startswith("ps")]
 assert all(float(r["phase_optimizer_seconds"]) > 0 for r in servers)
 PY
 
+# The tasks start with glibc's settings that keep the memory they free
+# (net/runtime/message_memory.h): ./realnet restarts itself with them.
+# (/proc shows the variable up to its first ':', where glibc's parsing cut
+# it.)
+"$realnet" --launch "$src/scenarios/ps_4workers.yaml" --set training.epochs=4 --quiet \
+  --out "$work/tunables" &
+launcher=$!
+seen=no
+for _ in $(seq 200); do
+  for task in $(pgrep -P "$launcher" || true); do
+    if tr '\0' '\n' < "/proc/$task/environ" 2>/dev/null |
+      grep -q '^GLIBC_TUNABLES=glibc\.malloc\.mmap_threshold='; then
+      seen=yes
+    fi
+  done
+  [ "$seen" = yes ] && break
+  sleep 0.02
+done
+wait "$launcher" || true
+check "its tasks run with GLIBC_TUNABLES keeping freed memory" test "$seen" = yes
+
 # One task alone (the local baseline): no peers, nothing to wait for.
 "$realnet" --launch "$src/scenarios/local_baseline.yaml" --set training.train_examples=600 \
   --set training.eval_examples=200 --quiet --out "$work/local"

@@ -1,0 +1,26 @@
+// The settings that keep a task's freed memory for its next buffers, as
+// glibc reads them at a process's start (net/runtime/message_memory.h).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "net/runtime/message_memory.h"
+
+using distlab::net::kept_memory_tunables;
+
+namespace {
+const std::string kOurs =
+    "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728";
+}
+
+TEST_CASE("the malloc settings are added to GLIBC_TUNABLES, after a user's own others") {
+  CHECK(kept_memory_tunables(nullptr) == kOurs);
+  CHECK(kept_memory_tunables("") == kOurs);
+  CHECK(kept_memory_tunables("glibc.cpu.hwcaps=-AVX512F") == "glibc.cpu.hwcaps=-AVX512F:" + kOurs);
+}
+
+TEST_CASE("a process whose GLIBC_TUNABLES sets either threshold is left as it is") {
+  // Already restarted with them (no second restart), or the user's choice.
+  CHECK_FALSE(kept_memory_tunables(kOurs.c_str()));
+  CHECK_FALSE(kept_memory_tunables("glibc.malloc.mmap_threshold=65536"));
+  CHECK_FALSE(kept_memory_tunables("glibc.cpu.hwcaps=-AVX:glibc.malloc.trim_threshold=0"));
+}
