@@ -11,7 +11,7 @@
 #include "apps/realnet/task_process.h"
 #include "common/cli.h"
 #include "common/error.h"
-#include "net/runtime/message_memory.h"
+#include "common/kept_memory.h"
 #include "nn/kernels/kernels.h"
 #include "run/provenance.h"
 
@@ -118,7 +118,7 @@ void add_options(CLI::App& app, Options& o) {
 int main(int argc, char** argv) {
   // Before anything allocates or starts a thread: the tasks, and the
   // launcher whose environment they inherit, keep the memory they free.
-  distlab::net::restart_with_kept_memory(argv);
+  distlab::restart_with_kept_memory(argv);
   Options o;
   CLI::App app(
       "Runs a scenario's strategy over real TCP sockets: one task per process, as on cloud\n"

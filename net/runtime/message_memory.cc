@@ -1,53 +1,20 @@
 #include "net/runtime/message_memory.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
-
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 namespace distlab::net {
-namespace {
-
-// 32 MiB is the largest mmap threshold glibc accepts on 64-bit hosts.
-constexpr int kLargestInHeap = 32 << 20;
-constexpr int kKeptAtTop = 128 << 20;
-
-}  // namespace
 
 bool keep_message_memory() {
 #if defined(__GLIBC__)
+  // 32 MiB is the largest mmap threshold glibc accepts on 64-bit hosts.
+  constexpr int kLargestInHeap = 32 << 20;
+  constexpr int kKeptAtTop = 128 << 20;
   return mallopt(M_MMAP_THRESHOLD, kLargestInHeap) == 1 &&
          mallopt(M_TRIM_THRESHOLD, kKeptAtTop) == 1;
 #else
   return false;
-#endif
-}
-
-std::optional<std::string> kept_memory_tunables(const char* current) {
-  const std::string now = current == nullptr ? "" : current;
-  if (now.find("glibc.malloc.mmap_threshold=") != std::string::npos ||
-      now.find("glibc.malloc.trim_threshold=") != std::string::npos) {
-    return std::nullopt;
-  }
-  const std::string ours = "glibc.malloc.mmap_threshold=" + std::to_string(kLargestInHeap) +
-                           ":glibc.malloc.trim_threshold=" + std::to_string(kKeptAtTop);
-  return now.empty() ? ours : now + ":" + ours;
-}
-
-void restart_with_kept_memory(char** argv) {
-#if defined(__GLIBC__) && defined(__linux__)
-  const auto tunables = kept_memory_tunables(std::getenv("GLIBC_TUNABLES"));
-  if (!tunables || argv == nullptr || argv[0] == nullptr) return;
-  if (setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // Only a failed exec returns: go on as before, with the variable set so
-  // that the tasks this process starts read it at their start.
-#else
-  (void)argv;
 #endif
 }
 

@@ -64,7 +64,7 @@ assert all(float(r["phase_optimizer_seconds"]) > 0 for r in servers)
 PY
 
 # The tasks start with glibc's settings that keep the memory they free
-# (net/runtime/message_memory.h): ./realnet restarts itself with them.
+# (common/kept_memory.h): ./realnet restarts itself with them.
 # (/proc shows the variable up to its first ':', where glibc's parsing cut
 # it.)
 "$realnet" --launch "$src/scenarios/ps_4workers.yaml" --set training.epochs=4 --quiet \

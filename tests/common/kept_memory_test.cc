@@ -1,11 +1,11 @@
 // The settings that keep a task's freed memory for its next buffers, as
-// glibc reads them at a process's start (net/runtime/message_memory.h).
+// glibc reads them at a process's start (common/kept_memory.h).
+#include "common/kept_memory.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "net/runtime/message_memory.h"
-
-using distlab::net::kept_memory_tunables;
+using distlab::kept_memory_tunables;
 
 namespace {
 const std::string kOurs =
