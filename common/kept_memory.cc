@@ -7,20 +7,18 @@
 namespace distlab {
 namespace {
 
-// 32 MiB is the largest mmap threshold glibc accepts on 64-bit hosts.
-constexpr int kLargestInHeap = 32 << 20;
-constexpr int kKeptAtTop = 128 << 20;
+constexpr long kKeptAtTop = 1L << 30;
 
 }  // namespace
 
 std::optional<std::string> kept_memory_tunables(const char* current) {
   const std::string now = current == nullptr ? "" : current;
-  if (now.find("glibc.malloc.mmap_threshold=") != std::string::npos ||
-      now.find("glibc.malloc.trim_threshold=") != std::string::npos) {
-    return std::nullopt;
+  for (const char* setting :
+       {"glibc.malloc.mmap_max=", "glibc.malloc.mmap_threshold=", "glibc.malloc.trim_threshold="}) {
+    if (now.find(setting) != std::string::npos) return std::nullopt;
   }
-  const std::string ours = "glibc.malloc.mmap_threshold=" + std::to_string(kLargestInHeap) +
-                           ":glibc.malloc.trim_threshold=" + std::to_string(kKeptAtTop);
+  const std::string ours =
+      "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=" + std::to_string(kKeptAtTop);
   return now.empty() ? ours : now + ":" + ours;
 }
 

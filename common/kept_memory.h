@@ -8,6 +8,11 @@
 // in a ./realnet task, 105 of its 140 ms. Raised thresholds keep them, but
 // only when glibc reads them as the process starts (GLIBC_TUNABLES): set
 // from within by mallopt, the same thresholds did not keep those buffers.
+// And a buffer above 32 MiB (the largest mmap threshold glibc takes) is
+// always mapped afresh: the lab CNN's activations at the evaluation's batch
+// of 1,000 (100 MB) made its evaluation 255 ms instead of 105. So no buffer
+// is mapped on its own; all come from the heap, which keeps up to 1 GiB
+// free at its top (a task's peak memory stays its resident size).
 #pragma once
 
 #include <optional>
@@ -16,9 +21,9 @@
 namespace distlab {
 
 // The value GLIBC_TUNABLES should have, given its value now (null: unset):
-// buffers up to 32 MiB from the heap, and up to 128 MiB of free memory kept
-// at its top. Nothing when it already sets either threshold (a process
-// started again with them, or a user's own choice).
+// every buffer from the heap (glibc.malloc.mmap_max=0), and up to 1 GiB of
+// free memory kept at its top. Nothing when it already sets how malloc maps
+// or trims (a process started again with them, or a user's own choice).
 std::optional<std::string> kept_memory_tunables(const char* current);
 
 // Runs this program again from the start, with the same arguments, with

@@ -143,8 +143,8 @@ int main(int argc, char** argv) {
       "(threads that sleep when idle) unless the environment sets it, and summary.json\n"
       "records the placement, the core count and the threads per task.\n"
       "Every task keeps the memory it frees for its next buffers: ./realnet starts\n"
-      "again at once with glibc's malloc thresholds in GLIBC_TUNABLES, unless the\n"
-      "environment sets them.\n"
+      "again at once with GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_\n"
+      "threshold=1073741824, unless the environment sets how malloc maps or trims.\n"
       "Exit status: 0 done, 1 the run failed, 2 bad input.\n" +
       distlab::nn::kernels::isa_help());
   add_options(app, o);

@@ -5,8 +5,8 @@
 // next buffer pays a page fault per 4 KiB and the kernel's zeroing of every
 // page. Measured over loopback, a third of the page faults of a 100 MB ring
 // all-reduce, and about a tenth of its time. The programs also start with
-// the same thresholds as glibc tunables (common/kept_memory.h), which
-// keep what this does not: the evaluation's buffers.
+// malloc settings as glibc tunables (common/kept_memory.h), which keep
+// what this does not: the evaluation's buffers.
 #pragma once
 
 namespace distlab::net {

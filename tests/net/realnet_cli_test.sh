@@ -74,7 +74,7 @@ seen=no
 for _ in $(seq 200); do
   for task in $(pgrep -P "$launcher" || true); do
     if tr '\0' '\n' < "/proc/$task/environ" 2>/dev/null |
-      grep -q '^GLIBC_TUNABLES=glibc\.malloc\.mmap_threshold='; then
+      grep -q '^GLIBC_TUNABLES=glibc\.malloc\.mmap_max=0'; then
       seen=yes
     fi
   done
