@@ -30,7 +30,9 @@ std::optional<std::string> kept_memory_tunables(const char* current);
 // GLIBC_TUNABLES set by kept_memory_tunables, unless it already is; returns
 // (and the process goes on as it is) where that cannot be done. Call it
 // first thing in main(), before any thread starts. Processes it starts
-// inherit the setting.
+// inherit the setting. The exec leaves an emulator that runs the program
+// (qemu-user, as the tests of older CPUs run ./train), so a program run
+// that way must not call it: ./realnet and ./calibrate do.
 void restart_with_kept_memory(char** argv);
 
 }  // namespace distlab

@@ -7,7 +7,6 @@
 #include "apps/train/options.h"
 #include "apps/train/training.h"
 #include "common/cli.h"
-#include "common/kept_memory.h"
 #include "nn/kernels/kernels.h"
 
 namespace {
@@ -54,9 +53,6 @@ void add_options(CLI::App& app, Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As ./realnet's tasks train: keeping the memory they free (the
-  // evaluation's batches), so that the two compare.
-  distlab::restart_with_kept_memory(argv);
   Options o;
   CLI::App app(
       "Trains a model spec on one process and reports test accuracy after every epoch.\n"
