@@ -86,21 +86,30 @@ std::vector<ProbeModel> probe_models(const std::string& models_dir) {
   return models;
 }
 
+nn::DataSplits probe_data(const ProbeModel& probe) {
+  const nn::DataRequirements needs{probe.spec.input, probe.spec.num_classes};
+  return nn::load_data(probe.data, needs, 1);
+}
+
+// The first `batch` examples, round the training set.
+std::vector<int64_t> batch_indices(const nn::DataSplits& data, int batch) {
+  std::vector<int64_t> indices(static_cast<std::size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) indices[static_cast<std::size_t>(i)] = i % data.train.size();
+  return indices;
+}
+
 // Layer and optimizer samples of one model at one batch size, and its
 // whole step time.
 // Steps run for `seconds` (at least 5 timed ones), after 2 untimed: what
 // a training run sustains, not a burst (a CPU's clock drops under sustained
 // AVX-512 work; the first steps of a model also fault its memory in).
-void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMeasurement& out) {
-  const nn::DataRequirements needs{probe.spec.input, probe.spec.num_classes};
-  const nn::DataSplits data = nn::load_data(probe.data, needs, 1);
+void measure_model(const ProbeModel& probe, const nn::DataSplits& data, int batch, double seconds,
+                   KernelMeasurement& out) {
   nn::Model model(probe.spec, 1);
   auto optimizer = nn::make_optimizer(probe.spec.optimizer, model.trainable_layout());
-  std::vector<int64_t> indices(static_cast<std::size_t>(batch));
-  for (int64_t i = 0; i < batch; ++i) indices[static_cast<std::size_t>(i)] = i % data.train.size();
   nn::Matrix x;
   std::vector<int32_t> y;
-  nn::gather_batch(data.train, indices, x, y);
+  nn::gather_batch(data.train, batch_indices(data, batch), x, y);
 
   const std::string name = fmt::format("{}@{}", probe.spec.name, batch);
   PassRecorder recorder;
@@ -160,16 +169,30 @@ void measure_model(const ProbeModel& probe, int batch, double seconds, KernelMea
                        .layer_seconds = layers + median(update_seconds)});
 }
 
-// Keeps `count` cores busy with matrix products while it lives.
+// Keeps `count` cores busy while it lives, each training `probe` on one
+// thread at `batch`: the neighbours a task has when the tasks of a run
+// outnumber the cores, which train the same model. Their memory traffic
+// goes through the caches and the memory the probe uses too (measured:
+// the lab CNN's passes at one thread took 20% longer in a real run beside
+// another task than beside a core multiplying small matrices).
 class CoreLoad {
  public:
-  explicit CoreLoad(int count) {
+  CoreLoad(int count, const ProbeModel& probe, const nn::DataSplits& data, int batch) {
     for (int i = 0; i < count; ++i) {
-      workers_.emplace_back([this] {
-        nn::Matrix a = nn::Matrix::Constant(192, 192, 0.5f), b = a, c(192, 192);
-        while (!stop_.load(std::memory_order_relaxed)) {
-          c.noalias() = a * b;
-          a(0, 0) = c(1, 1) * 1e-6f;  // a dependency, so that no product is skipped
+      workers_.emplace_back([this, &probe, &data, batch, i] {
+        nn::set_compute_threads(1);  // this thread's own parallel regions
+        nn::Model model(probe.spec, static_cast<uint64_t>(2 + i));
+        nn::Matrix x;
+        std::vector<int32_t> y;
+        nn::gather_batch(data.train, batch_indices(data, batch), x, y);
+        auto optimizer = nn::make_optimizer(probe.spec.optimizer, model.trainable_layout());
+        for (uint64_t step = 0; !stop_.load(std::memory_order_relaxed); ++step) {
+          model.compute_gradients(x, y, step);
+          optimizer->step(model.parameters(), model.gradients());
+          // As the probe does (below): away from denormal moments.
+          if (step % 100 == 99) {
+            optimizer = nn::make_optimizer(probe.spec.optimizer, model.trainable_layout());
+          }
         }
       });
     }
@@ -268,23 +291,30 @@ KernelMeasurement measure_kernels(int threads, const std::string& models_dir, do
   if (threads < 1) throw InputError("the kernel probe needs at least one thread");
   nn::set_compute_threads(threads);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CoreLoad load(busy_cores ? std::max(0, cores - threads) : 0);
+  const int neighbours = busy_cores ? std::max(0, cores - threads) : 0;
   KernelMeasurement out;
   out.threads = threads;
   const auto models = probe_models(models_dir);
   int points = 0;
   for (const ProbeModel& m : models) points += static_cast<int>(m.batches.size());
   // The CPU at its sustained clock before the first sample.
-  measure_model(models.front(), models.front().batches.back(), budget_seconds / 20, out);
+  {
+    const nn::DataSplits data = probe_data(models.front());
+    const int batch = models.front().batches.back();
+    const CoreLoad load(neighbours, models.front(), data, batch);
+    measure_model(models.front(), data, batch, budget_seconds / 20, out);
+  }
   out = KernelMeasurement{};
   out.threads = threads;
   const auto start = Clock::now();
   int done = 0;
   for (const ProbeModel& m : models) {
+    const nn::DataSplits data = probe_data(m);
     for (int batch : m.batches) {
       // An equal share of what is left of the budget.
       const double left = budget_seconds * 0.95 - seconds_since(start);
-      measure_model(m, batch, std::max(0.0, left / (points - done)), out);
+      const CoreLoad load(neighbours, m, data, batch);
+      measure_model(m, data, batch, std::max(0.0, left / (points - done)), out);
       ++done;
     }
     if (progress) progress(fmt::format("{} ({} batch sizes)", m.spec.name, m.batches.size()));

@@ -65,12 +65,13 @@ KindFit fit_kind(const std::vector<KernelSample>& samples, const std::string& wh
 double predicted_seconds(const KernelSample& sample, const KernelMeasurement& measurement);
 
 // Runs the probe at `threads` compute threads. With `busy_cores`, the
-// cores the probe does not use run matrix products meanwhile: a core's
-// speed when every core works (the vCPUs of a VM may be hyperthreads of
-// one physical core, and a thread alone runs much faster than beside a
-// busy sibling: measured here, the lab CNN's step at one thread took 24 ms
-// alone and 35 ms beside another), as tasks that outnumber the cores see
-// it. `models_dir` holds the lab
+// cores the probe does not use train the same model at the same batch
+// meanwhile, one thread each: a core's speed when every core works beside
+// tasks like it (the vCPUs of a VM may be hyperthreads of one physical
+// core, and a thread alone runs much faster than beside a busy sibling:
+// measured here, the lab CNN's step at one thread took 24 ms alone and
+// 35 ms beside another; and neighbours share the caches and the memory),
+// as tasks that outnumber the cores see it. `models_dir` holds the lab
 // models (scenarios/models). `progress` is called with a line per model.
 KernelMeasurement measure_kernels(int threads, const std::string& models_dir, double budget_seconds,
                                   const std::function<void(const std::string&)>& progress,
