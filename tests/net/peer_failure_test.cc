@@ -37,16 +37,17 @@ std::string error_of_waiting_peer(bool tells_why) {
 
 }  // namespace
 
+// The goodbye may come before worker:0 begins to wait (its error then names
+// no receive) or while it waits ("while waiting for a ring message: ..."):
+// either way it names the peer's error.
 TEST_CASE("A peer waiting on a task that fails learns the task's error") {
-  CHECK_THAT(
-      error_of_waiting_peer(true),
-      Catch::Contains("rank 0: worker:0: while waiting for a ring message: worker:1 stopped: "
-                      "the training loss became nan at step 2"));
+  CHECK_THAT(error_of_waiting_peer(true),
+             Catch::StartsWith("rank 0: worker:0: ") &&
+                 Catch::Contains("worker:1 stopped: the training loss became nan at step 2"));
 }
 
 TEST_CASE("Without a goodbye, the peer sees only the closed connection") {
-  CHECK_THAT(error_of_waiting_peer(false),
-             Catch::Contains("rank 0: worker:0: while waiting for a ring message: connection with "
-                             "worker:1") &&
-                 !Catch::Contains("training loss"));
+  CHECK_THAT(error_of_waiting_peer(false), Catch::StartsWith("rank 0: worker:0: ") &&
+                                               Catch::Contains("connection with worker:1") &&
+                                               !Catch::Contains("training loss"));
 }
