@@ -394,7 +394,8 @@ TEST_CASE("A calibrated machine times compute by its measured rates and knows it
 TEST_CASE("A loopback's CPU per message comes as a pair of figures, or not at all") {
   const TempCatalog file(
       kHead + kBox + "    loopback: {latency_us: 20, gb_per_s: 3, cpu_us: 30, cpu_gb_per_s: 2}\n");
-  const auto& loopback = MachineCatalog::load(file.path()).machine("box").loopback;
+  const auto catalog = MachineCatalog::load(file.path());
+  const auto& loopback = catalog.machine("box").loopback;
   CHECK(loopback.cpu_measured());
   CHECK_THAT(loopback.cpu_seconds, WithinRel(30e-6, 1e-12));
   CHECK_THAT(loopback.cpu_bandwidth, WithinRel(2e9, 1e-12));
