@@ -61,9 +61,9 @@
 
 #include "common/cli.h"
 #include "common/error.h"
+#include "common/kept_memory.h"
 #include "net/cluster/cluster_config.h"
 #include "net/runtime/loopback_ports.h"
-#include "net/runtime/message_memory.h"
 #include "net/runtime/tcp_runtime.h"
 #include "realnet_bench.h"
 
@@ -93,8 +93,6 @@ net::TaskAssignment assignment_of(const Options& o) {
 
 int run_process(const Options& o, const std::vector<Size>& sizes) {
   const net::TaskAssignment assignment = assignment_of(o);
-  // As a ./realnet task does.
-  net::keep_message_memory();
   net::TcpOptions tcp;
   tcp.receive_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
@@ -168,6 +166,8 @@ int launch(const Options& o, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Keeping the memory it frees, as a ./realnet task does.
+  distlab::restart_with_kept_memory(argv);
   Options o;
   CLI::App app{
       "Ring all-reduce (or PS push/pull) over realnet's TCP runtime, as torch_allreduce.py"};

@@ -19,7 +19,6 @@
 #include "common/error.h"
 #include "net/cluster/cluster_config.h"
 #include "net/runtime/loopback_ports.h"
-#include "net/runtime/message_memory.h"
 #include "net/runtime/tcp_runtime.h"
 #include "strategy/message.h"
 
@@ -141,8 +140,6 @@ LinkMeasurement measure_loopback(double budget_seconds) {
     const Budget budget(budget_seconds);
     constexpr strategy::Tag kTag = strategy::Tag::kRing;
     constexpr int32_t kEcho = 0, kStop = 1;
-    // As a task process does (message_memory.h).
-    net::keep_message_memory();
     const strategy::ClusterSpec spec{.chiefs = 1, .workers = 1, .ps = 0};
     const strategy::TaskId chief_id = spec.task_at(0), worker_id = spec.task_at(1);
     const net::ClusterAddresses addresses =

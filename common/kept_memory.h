@@ -12,7 +12,9 @@
 // always mapped afresh: the lab CNN's activations at the evaluation's batch
 // of 1,000 (100 MB) made its evaluation 255 ms instead of 105. So no buffer
 // is mapped on its own; all come from the heap, which keeps up to 1 GiB
-// free at its top (a task's peak memory stays its resident size).
+// free at its top (a task's peak memory stays its resident size). Earlier
+// measured for messages alone: a third of the page faults of a 100 MB ring
+// all-reduce over loopback, and about a tenth of its time.
 #pragma once
 
 #include <optional>

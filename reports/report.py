@@ -333,9 +333,9 @@ def phase_seconds_per_step(folder):
     rows = run_directories.read_csv(os.path.join(folder, "steps.csv"))
     if not rows or "phase_other_seconds" not in rows[0]:
         return {}
+    keys = PHASES + [f"{phase}_cpu" for phase in PHASES] + ["step"]
     sums, counts = {}, {}
     for row in rows:
-        keys = PHASES + [f"{phase}_cpu" for phase in PHASES] + ["step"]
         task = sums.setdefault(row["task"], dict.fromkeys(keys, 0.0))
         counts[row["task"]] = counts.get(row["task"], 0) + 1
         for phase in PHASES:

@@ -12,7 +12,6 @@
 #include "apps/realnet/real_scenario.h"
 #include "common/error.h"
 #include "net/cluster/cluster_config.h"
-#include "net/runtime/message_memory.h"
 #include "net/runtime/tcp_runtime.h"
 #include "net/wire/handshake.h"
 #include "nn/kernels/kernels.h"
@@ -294,7 +293,6 @@ int run_task_process(const TaskProcessOptions& o) {
       net::assignment_from(o.cluster_file, o.role, o.index, std::getenv("TF_CONFIG"));
   const run::Scenario scenario = task_scenario(o, assignment);
   nn::set_compute_threads(o.threads);
-  net::keep_message_memory();
   return TaskProcess(o, assignment, scenario, wall_start).run();
 }
 
