@@ -248,6 +248,7 @@ std::string summary_json(const RunResult& r) {
     }
     summary["placement"] = placement;
   }
+  if (!r.calibrated_from.empty()) summary["calibrated_from"] = json::parse(r.calibrated_from);
   if (is_simulated(r)) summary["simulated_seconds"] = number(r.run_seconds);
   summary["run_seconds"] = number(r.run_seconds);
   summary["wall_seconds"] = number(r.wall_seconds);

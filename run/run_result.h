@@ -65,6 +65,9 @@ struct RunResult {
   std::vector<Failure> failures;                 // in the order they happened
   Provenance provenance;  // the command, distlab's version, the machine types
   RunPlacement placement;
+  // A simulation with ./simulate --calibrate-from: the costs it used, as a
+  // JSON object (sim/measured_costs.h); "" for none.
+  std::string calibrated_from;
 };
 
 }  // namespace distlab::run

@@ -146,9 +146,8 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   return plan;
 }
 
-}  // namespace
-
-ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog) {
+// The hosts of the scenario's placement, at the model's costs.
+ClusterPlan plan_hosts(const run::Scenario& scenario, const MachineCatalog& catalog) {
   if (strategy::describe(scenario.strategy.kind).placement ==
       strategy::Placement::kDevicesOfOneHost) {
     return plan_devices_of_one_host(scenario, catalog);
@@ -188,6 +187,20 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
                           .link_latency = scenario.network.latency_seconds / 2,
                           .disk = disk_of(machine),
                           .input_cpu = input_cpu_of(machine)});
+  }
+  return plan;
+}
+
+}  // namespace
+
+ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog,
+                         const MeasuredCosts* measured) {
+  ClusterPlan plan = plan_hosts(scenario, catalog);
+  if (measured) {
+    const std::vector<strategy::TaskId> tasks = plan.cluster.tasks();
+    for (std::size_t t = 0; t < plan.hosts.size(); ++t) {
+      plan.hosts[t].phase_costs = measured->of(tasks[t].role);
+    }
   }
   return plan;
 }

@@ -38,6 +38,9 @@ struct HostPlan {
   // one_host: what a message costs the CPU it shares with the other tasks,
   // on each side (sender and receiver), as cores of the shared host.
   MessageCpu message_cpu;
+  // Its role's costs as a real run measured them (--calibrate-from); the
+  // model's own by default.
+  PhaseCosts phase_costs;
 };
 
 struct ClusterPlan {
@@ -54,8 +57,10 @@ struct ClusterPlan {
 };
 
 // Checks the scenario's machine types against the catalog (InputError
-// naming the key and the closest types) and lays out the cluster.
-ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog);
+// naming the key and the closest types) and lays out the cluster; with
+// `measured`, each task's work costs what a real run measured.
+ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog,
+                         const MeasuredCosts* measured = nullptr);
 
 // The machine types the plan uses, each once, with the catalog's figures
 // (for summary.json and a report).

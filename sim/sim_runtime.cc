@@ -49,7 +49,7 @@ void MailboxTable::release_receivers() const {
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
                        ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu,
-                       InputCpu input_cpu)
+                       InputCpu input_cpu, PhaseCosts phase_costs)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
@@ -57,12 +57,25 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       input_cpu_(input_cpu),
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
-      message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}) {}
+      message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
+      phase_costs_(phase_costs) {}
+
+int SimRuntime::charged_threads() const {
+  return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
+}
+
+double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) const {
+  if (device_.runs_ahead) return seconds;  // measured on CPUs only
+  const PhaseCost& cost = phase_costs_[static_cast<std::size_t>(strategy::index_of(phase))];
+  if (seconds > 0) return seconds * cost.scale;
+  return cost.cpu_seconds_per_work / charged_threads();
+}
 
 void SimRuntime::spend_message_cpu(uint64_t bytes) {
   if (!message_cpu_.costs()) return;
-  const double seconds =
-      message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte;
+  const double seconds = measured_seconds(
+      strategy::Phase::kCommunication,
+      message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte);
   cpu_spent_ += seconds;
   if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
   simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, 1);
@@ -132,11 +145,11 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   // and not before the end of work that the next continues (the forward
   // pass, followed by the backward one: one sleep for the two, as when they
   // were one computation, so that actors meet in the same order).
-  const double seconds = work_seconds(work);
+  const double seconds = measured_seconds(work.phase, work_seconds(work));
   unslept_ += seconds;
   // Each thread computes for the work's time; on a GPU, the host's thread
   // dispatches (or waits) for it.
-  cpu_spent_ += seconds * std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
+  cpu_spent_ += seconds * charged_threads();
   if (work.host_waits && unslept_ >= kComputeResolution) {
     const double due = unslept_;
     unslept_ = 0;

@@ -16,6 +16,7 @@
 #include "sim/compute_model.h"
 #include "sim/input_pipeline_model.h"
 #include "sim/machine.h"
+#include "sim/measured_costs.h"
 #include "strategy/runtime.h"
 
 namespace distlab::sim {
@@ -65,7 +66,7 @@ class SimRuntime : public strategy::Runtime {
   // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
              const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
-             MessageCpu message_cpu = {}, InputCpu input_cpu = {});
+             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, PhaseCosts phase_costs = {});
 
   double now() const override;
   // The compute charged (its seconds alone times the threads it runs on)
@@ -94,10 +95,16 @@ class SimRuntime : public strategy::Runtime {
   void settle_compute();
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
+  // The model's `seconds` for work of `phase` on a CPU, as a real run
+  // measured that phase's work to cost (--calibrate-from).
+  double measured_seconds(strategy::Phase phase, double seconds) const;
+  // The threads a computation's time is charged on, in CPU time.
+  int charged_threads() const;
 
   int ordinal_;
   int compute_threads_ = 0;                     // on a shared host; 0: the host is the task's own
   MessageCpu message_cpu_;                      // what a message costs the shared host
+  PhaseCosts phase_costs_;                      // the model's costs, as a real run measured them
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)
   // A GPU's work queued since the host last waited for the device

@@ -97,7 +97,8 @@ run::RunPlacement placement_of(const ClusterPlan& plan) {
 run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& catalog,
                         const SimulationOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const ClusterPlan plan = plan_cluster(scenario, catalog);
+  const ClusterPlan plan =
+      plan_cluster(scenario, catalog, options.measured_costs ? &*options.measured_costs : nullptr);
   nn::set_compute_threads(options.compute_threads);
   run::TrainingInputs inputs(scenario);
   strategy::TrainingSetup& setup = inputs.setup();

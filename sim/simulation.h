@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "run/checkpoint_plan.h"
 #include "run/run_result.h"
 #include "run/scenario.h"
 #include "sim/machine.h"
+#include "sim/measured_costs.h"
 
 namespace distlab::sim {
 
@@ -26,6 +28,9 @@ struct SimulationOptions {
   // Called as tasks fail and recover, one line each ("worker:1 died (mtbf)
   // at 10.5 s; it rejoins alone").
   std::function<void(const std::string&)> on_event;
+  // The costs a real run of the same model measured (./simulate
+  // --calibrate-from); none: the model's.
+  std::optional<MeasuredCosts> measured_costs;
 };
 
 // Throws InputError for a scenario the catalog or the data cannot serve, and

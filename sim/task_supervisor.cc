@@ -140,7 +140,8 @@ struct TaskSupervisor::State {
     slots[t].actor->start([this, t, incarnation, rejoin, everyone] {
       SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,
                          plan.hosts[t].device, plan.hosts[t].disk, plan.one_host ? plan.cores : 0,
-                         plan.hosts[t].message_cpu, plan.hosts[t].input_cpu);
+                         plan.hosts[t].message_cpu, plan.hosts[t].input_cpu,
+                         plan.hosts[t].phase_costs);
       runtime.set_span_limit(
           std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
       runtime.set_incarnations(incarnation, everyone);

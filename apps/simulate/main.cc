@@ -40,6 +40,11 @@ void add_options(CLI::App& app, Options& o) {
                  "machine catalog, then overlays whose entries replace its own (repeatable;\n"
                  "default: scenarios/machines.yaml, then scenarios/machines.local.yaml\n"
                  "when ./calibrate has written it)");
+  app.add_option("--calibrate-from", o.calibrate_from,
+                 "a real run directory of the same model (./realnet): simulate its scenario,\n"
+                 "set each phase's real CPU time against the simulated one, and charge this\n"
+                 "scenario's work at the measured costs (repeatable: the runs are pooled)")
+      ->check(CLI::ExistingDirectory);
   app.add_flag("--quiet", o.quiet, "no progress display, table or messages");
 }
 
@@ -64,9 +69,16 @@ int main(int argc, char** argv) {
       "  ./simulate scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.machine=local \\\n"
       "             --set cluster.placement=one_host\n"
+      "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.workers=7 \\\n"
+      "             --calibrate-from runs/real-2-tasks\n"
       "Placement: per_task gives each task a host of the machine type; one_host puts every\n"
       "task on one machine, sharing its cores, as ./realnet --launch does (machine local:\n"
       "run ./calibrate first to measure this machine).\n"
+      "Measured costs: --calibrate-from DIR takes a real run of the same model (./realnet\n"
+      "--launch here, or --role on real nodes), simulates its scenario as it was placed,\n"
+      "and scales each phase's work (forward, backward, optimizer, packing, evaluation,\n"
+      "messages' CPU; replicas and parameter servers apart) by real CPU / simulated CPU:\n"
+      "what two real nodes measured predicts sixteen. summary.json keeps the factors.\n"
       "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
       "among the replicas as Keras splits it (128 over 3: 43 + 43 + 42), and each\n"
       "parameter-server worker's own batch.\n"

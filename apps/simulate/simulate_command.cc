@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "apps/simulate/calibrate_from.h"
 #include "common/error.h"
 #include "common/progress.h"
 #include "common/version.h"
@@ -159,8 +160,19 @@ int simulate_command(const Options& o) {
     std::fflush(stdout);
   }
   SimulationDisplay display(o.quiet);
-  const sim::SimulationOptions options = simulation_options(o, dir, display);
+  sim::SimulationOptions options = simulation_options(o, dir, display);
+  if (!o.calibrate_from.empty()) {
+    options.measured_costs = measured_costs_from(o.calibrate_from, scenario, o.machines);
+    if (!o.quiet) {
+      for (const std::string& line : describe_measured_costs(*options.measured_costs)) {
+        std::fprintf(stderr, "measured costs: %s\n", line.c_str());
+      }
+    }
+  }
   run::RunResult result = sim::simulate(scenario, catalog, options);
+  if (options.measured_costs) {
+    result.calibrated_from = sim::measured_costs_json(*options.measured_costs);
+  }
   add_provenance(result, o, scenario, catalog);
   display.finish(result);
   run::write_run_directory(dir, result);

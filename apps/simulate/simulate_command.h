@@ -20,6 +20,7 @@ struct Options {
   std::string resume;
   std::optional<int64_t> checkpoint_every;
   std::vector<std::string> machines;  // empty: the shipped catalog and ./calibrate's overlay
+  std::vector<std::string> calibrate_from;  // real run directories whose costs to use
   int threads = 2;
   bool quiet = false;
   std::string command;  // the command line, for summary.json

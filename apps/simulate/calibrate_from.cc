@@ -1,0 +1,196 @@
+#include "apps/simulate/calibrate_from.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/error.h"
+
+extern char** environ;
+
+namespace distlab::simulate {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json read_summary(const fs::path& dir) {
+  const fs::path path = dir / "summary.json";
+  std::ifstream in(path);
+  if (!in) throw InputError(dir.string() + ": not a run directory (no summary.json)");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(path.string() + ": not JSON: " + e.what());
+  }
+}
+
+// The model file a run's scenario.yaml names ("models/cifar10_mlp.yaml").
+std::string model_of_run(const fs::path& dir) {
+  const fs::path path = dir / "scenario.yaml";
+  if (!fs::exists(path)) {
+    throw InputError(dir.string() +
+                     ": no scenario.yaml: the run's scenario is needed to "
+                     "simulate it");
+  }
+  try {
+    const YAML::Node model = YAML::LoadFile(path.string())["model"];
+    if (model && model.IsScalar()) return model.as<std::string>();
+  } catch (const YAML::Exception& e) {
+    throw InputError(path.string() + ": " + e.what());
+  }
+  throw InputError(path.string() + ": no model");
+}
+
+// The last lines of a file, for an error message.
+std::string tail_of(const fs::path& path, int lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > static_cast<std::size_t>(lines) ? all.size() - lines : 0;
+       i < all.size(); ++i) {
+    out += "\n  " + all[i];
+  }
+  return out;
+}
+
+// Runs this program with `args`, its output to `log`; returns its status.
+int run_self(const std::vector<std::string>& args, const fs::path& log) {
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> words{exe};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw Error("cannot start " + exe + ": " + std::strerror(spawned));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw Error(std::string("waiting for the simulation: ") + std::strerror(errno));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A folder that goes with its contents when it goes out of scope.
+class TemporaryFolder {
+ public:
+  TemporaryFolder() {
+    std::string pattern = (fs::temp_directory_path() / "distlab-reference-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+      throw Error("cannot make a temporary folder: " + std::string(std::strerror(errno)));
+    }
+    path_ = pattern;
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The real run's scenario, simulated as it was placed: its totals.
+sim::RunTotals simulate_reference(const fs::path& dir, const json& summary,
+                                  const run::Scenario& target,
+                                  const std::vector<std::string>& machines, const fs::path& out) {
+  std::vector<std::string> args{(dir / "scenario.yaml").string(),
+                                "--set",
+                                "model=" + fs::absolute(target.model_path).string(),
+                                "--fidelity",
+                                "timing",
+                                "--quiet",
+                                "--out",
+                                (out / "run").string()};
+  // ./realnet --launch ran every task on this machine.
+  const json placement = summary.value("placement", json::object());
+  if (placement.is_object() && placement.value("kind", std::string()) == "one_host") {
+    for (const char* set : {"cluster.machine=local", "cluster.placement=one_host"}) {
+      args.insert(args.end(), {"--set", set});
+    }
+  }
+  for (const std::string& m : machines) args.insert(args.end(), {"--machines", m});
+  const fs::path log = out / "simulate.log";
+  const int status = run_self(args, log);
+  if (status != 0) {
+    throw Error(fmt::format("simulating the scenario of {} failed (exit status {}):{}",
+                            dir.string(), status, tail_of(log, 6)));
+  }
+  return sim::read_run_totals((out / "run" / "summary.json").string());
+}
+
+}  // namespace
+
+sim::MeasuredCosts measured_costs_from(const std::vector<std::string>& run_dirs,
+                                       const run::Scenario& target,
+                                       const std::vector<std::string>& machines) {
+  std::vector<sim::RunPair> pairs;
+  for (const std::string& name : run_dirs) {
+    const fs::path dir(name);
+    const json summary = read_summary(dir);
+    if (summary.value("backend", std::string()) != "realnet") {
+      throw InputError(name +
+                       ": --calibrate-from takes a real run (./realnet); this one is from ./" +
+                       summary.value("backend", std::string("?")));
+    }
+    const std::string model = model_of_run(dir);
+    if (fs::path(model).filename() != fs::path(target.model_path).filename()) {
+      throw InputError(name + " trained " + model + ", the scenario trains " +
+                       fs::path(target.model_path).filename().string() +
+                       ": a run calibrates simulations of its own model");
+    }
+    sim::RunPair pair;
+    pair.real = sim::read_run_totals((dir / "summary.json").string());
+    const TemporaryFolder out;
+    pair.simulated = simulate_reference(dir, summary, target, machines, out.path());
+    pairs.push_back(pair);
+  }
+  sim::MeasuredCosts costs = sim::fit_measured_costs(pairs);
+  costs.runs = run_dirs;
+  return costs;
+}
+
+std::vector<std::string> describe_measured_costs(const sim::MeasuredCosts& costs) {
+  std::vector<std::string> lines;
+  for (const sim::TaskClass c : {sim::TaskClass::kReplica, sim::TaskClass::kServer}) {
+    const auto k = static_cast<std::size_t>(c);
+    if (!costs.measured[k]) continue;
+    std::string line = c == sim::TaskClass::kReplica ? "replicas:" : "parameter servers:";
+    for (int p = 0; p < strategy::kPhases; ++p) {
+      const sim::PhaseCost& cost = costs.by_class[k][static_cast<std::size_t>(p)];
+      const std::string_view phase = strategy::phase_name(static_cast<strategy::Phase>(p));
+      if (cost.cpu_seconds_per_work > 0) {
+        line += fmt::format(" {} {:.3f} ms of CPU,", phase, 1e3 * cost.cpu_seconds_per_work);
+      } else if (cost.scale != 1) {
+        line += fmt::format(" {} x{:.2f},", phase, cost.scale);
+      }
+    }
+    if (line.back() == ',') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace distlab::simulate

@@ -1,0 +1,129 @@
+#include "sim/measured_costs.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace distlab::sim {
+
+using nlohmann::json;
+using strategy::Phase;
+
+namespace {
+
+// The phases whose CPU is work the model times, and which the fit scales.
+constexpr Phase kScaled[] = {Phase::kInput,     Phase::kForward, Phase::kBackward,
+                             Phase::kOptimizer, Phase::kPacking, Phase::kCommunication,
+                             Phase::kEvaluation};
+
+// A phase that runs one piece of work a step (on replicas), which the model
+// may give no time: its real CPU per step is the CPU of each piece.
+bool one_work_a_step(Phase phase) {
+  return phase == Phase::kInput;
+}
+
+const char* class_name(TaskClass c) {
+  return c == TaskClass::kReplica ? "replica" : "server";
+}
+
+std::size_t at(TaskClass c) {
+  return static_cast<std::size_t>(c);
+}
+
+}  // namespace
+
+TaskClass task_class_of(strategy::Role role) {
+  return role == strategy::Role::kPs ? TaskClass::kServer : TaskClass::kReplica;
+}
+
+const PhaseCosts& MeasuredCosts::of(strategy::Role role) const {
+  return by_class[at(task_class_of(role))];
+}
+
+RunTotals read_run_totals(const std::string& summary_path) {
+  std::ifstream in(summary_path);
+  if (!in) throw InputError(summary_path + ": cannot read it (is its folder a run directory?)");
+  json summary;
+  try {
+    summary = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(summary_path + ": not JSON: " + e.what());
+  }
+  if (!summary.is_object() || !summary.contains("tasks") || !summary["tasks"].is_array()) {
+    throw InputError(summary_path + ": no \"tasks\": not a run's summary.json");
+  }
+  RunTotals totals;
+  for (const json& task : summary["tasks"]) {
+    const std::string name = task.value("task", std::string("?"));
+    if (!task.contains("phase_cpu_seconds") || !task["phase_cpu_seconds"].is_object()) {
+      throw InputError(summary_path + ": task " + name +
+                       " has no phase_cpu_seconds: the run was made before distlab recorded "
+                       "the CPU time of each phase; run it again");
+    }
+    const std::string role = task.value("role", std::string());
+    ClassTotals& c = totals.by_class[at(role == "ps" ? TaskClass::kServer : TaskClass::kReplica)];
+    const json& cpu = task["phase_cpu_seconds"];
+    for (int p = 0; p < strategy::kPhases; ++p) {
+      const std::string key(strategy::phase_name(static_cast<Phase>(p)));
+      if (cpu.contains(key) && cpu[key].is_number()) {
+        c.cpu_seconds[static_cast<std::size_t>(p)] += cpu[key].get<double>();
+      }
+    }
+    c.steps += task.value("steps", int64_t{0});
+    c.tasks += 1;
+  }
+  return totals;
+}
+
+MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
+  MeasuredCosts costs;
+  for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
+    std::array<double, strategy::kPhases> real{}, simulated{};
+    int64_t real_steps = 0;
+    int real_tasks = 0;
+    for (const RunPair& run : runs) {
+      const ClassTotals& r = run.real.by_class[at(c)];
+      const ClassTotals& s = run.simulated.by_class[at(c)];
+      // A class the simulation of the same scenario lacks is not a pair.
+      if (r.tasks == 0 || s.tasks == 0) continue;
+      for (std::size_t p = 0; p < real.size(); ++p) {
+        real[p] += r.cpu_seconds[p];
+        simulated[p] += s.cpu_seconds[p];
+      }
+      real_steps += r.steps;
+      real_tasks += r.tasks;
+    }
+    if (real_tasks == 0) continue;
+    costs.measured[at(c)] = true;
+    for (const Phase phase : kScaled) {
+      const auto p = static_cast<std::size_t>(strategy::index_of(phase));
+      PhaseCost& cost = costs.by_class[at(c)][p];
+      if (simulated[p] > 0) {
+        cost.scale = real[p] / simulated[p];
+      } else if (real[p] > 0 && one_work_a_step(phase) && real_steps > 0) {
+        cost.cpu_seconds_per_work = real[p] / static_cast<double>(real_steps);
+      }
+    }
+  }
+  return costs;
+}
+
+std::string measured_costs_json(const MeasuredCosts& costs) {
+  json out{{"runs", costs.runs}};
+  for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
+    if (!costs.measured[at(c)]) continue;
+    json phases = json::object();
+    for (int p = 0; p < strategy::kPhases; ++p) {
+      const PhaseCost& cost = costs.by_class[at(c)][static_cast<std::size_t>(p)];
+      if (cost.scale == 1 && cost.cpu_seconds_per_work == 0) continue;
+      json entry{{"scale", cost.scale}};
+      if (cost.cpu_seconds_per_work > 0) entry["cpu_seconds_per_work"] = cost.cpu_seconds_per_work;
+      phases[std::string(strategy::phase_name(static_cast<Phase>(p)))] = entry;
+    }
+    out[class_name(c)] = phases;
+  }
+  return out.dump();
+}
+
+}  // namespace distlab::sim

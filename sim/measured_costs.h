@@ -1,0 +1,80 @@
+// What a real run measured its phases to cost, against what the simulator
+// charges for the same run: the fit behind ./simulate --calibrate-from.
+//
+// Both backends record the CPU time of every phase on the same clock
+// (summary.json's phase_cpu_seconds). Simulating the real run's own
+// scenario and dividing, phase by phase, the real CPU by the simulated one
+// gives how far the model is off for this model on this machine, at the
+// real run's load: the forward pass at 1.7 times the model's time, a
+// message at 1.1 times its CPU. A simulation of another shape of the same
+// model (more workers, another strategy) then charges each phase's work at
+// the model's time times its factor. Replicas (chief and workers) and
+// parameter servers run different work in the same phases (a replica's
+// whole update, a server's shard), so each has its own factors.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "strategy/phase.h"
+#include "strategy/task.h"
+
+namespace distlab::sim {
+
+// A phase's cost: the model's time for its work times `scale`, plus
+// `cpu_seconds_per_work` of CPU for each piece of work in the phase that
+// the model gives no time at all (gathering a batch).
+struct PhaseCost {
+  double scale = 1;
+  double cpu_seconds_per_work = 0;
+};
+using PhaseCosts = std::array<PhaseCost, strategy::kPhases>;
+
+// The two kinds of task whose work differs.
+enum class TaskClass { kReplica, kServer };
+TaskClass task_class_of(strategy::Role role);
+
+struct MeasuredCosts {
+  std::vector<std::string> runs;  // the real run directories fitted from
+  std::array<PhaseCosts, 2> by_class{};
+  // Whether a class's factors came from a measurement (the real run had
+  // tasks of the class); an unmeasured class keeps the model's costs.
+  std::array<bool, 2> measured{};
+
+  const PhaseCosts& of(strategy::Role role) const;
+};
+
+// The totals the fit needs of one run's summary.json: per class, the CPU
+// seconds by phase and the steps, all tasks added up.
+struct ClassTotals {
+  std::array<double, strategy::kPhases> cpu_seconds{};
+  int64_t steps = 0;
+  int tasks = 0;
+};
+struct RunTotals {
+  std::array<ClassTotals, 2> by_class{};
+};
+
+// Reads summary.json's tasks (role, steps, phase_cpu_seconds). Throws
+// InputError naming the file when it is not a run's summary, or when the
+// run did not record CPU time by phase.
+RunTotals read_run_totals(const std::string& summary_path);
+
+// Fits the costs from pairs of (real run, the simulation of the same
+// scenario), pooled: a phase's scale is the real CPU over the simulated
+// CPU, all runs added up. A phase the simulation gave no CPU and the real
+// run did gets the real CPU per step as the CPU of each piece of work, where
+// a step runs one (input: gathering the batch). Waiting, checkpoints and
+// "other" are not work: they keep scale 1.
+struct RunPair {
+  RunTotals real;
+  RunTotals simulated;
+};
+MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs);
+
+// The fit as summary.json keeps it (calibrated_from): the runs, and per
+// class the phases whose costs differ from the model's.
+std::string measured_costs_json(const MeasuredCosts& costs);
+
+}  // namespace distlab::sim

@@ -1,0 +1,149 @@
+// The fit behind ./simulate --calibrate-from, against totals worked out by
+// hand: each phase's real CPU over its simulated CPU, pooled over runs, per
+// kind of task.
+#include "sim/measured_costs.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+
+using namespace distlab;
+using sim::ClassTotals;
+using sim::RunPair;
+using sim::RunTotals;
+using sim::TaskClass;
+using strategy::Phase;
+using strategy::Role;
+
+namespace {
+
+constexpr std::size_t kReplica = 0;
+constexpr std::size_t kServer = 1;
+
+std::size_t at(Phase phase) {
+  return static_cast<std::size_t>(strategy::index_of(phase));
+}
+
+ClassTotals totals(std::initializer_list<std::pair<Phase, double>> cpu, int64_t steps, int tasks) {
+  ClassTotals t;
+  for (const auto& [phase, seconds] : cpu) t.cpu_seconds[at(phase)] = seconds;
+  t.steps = steps;
+  t.tasks = tasks;
+  return t;
+}
+
+// A file removed at the end of the test.
+struct TemporaryFile {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("measured_costs_test_" + std::to_string(::getpid()) + ".json");
+  explicit TemporaryFile(const std::string& text) { std::ofstream(path) << text; }
+  ~TemporaryFile() { std::filesystem::remove(path); }
+};
+
+}  // namespace
+
+TEST_CASE("a phase's scale is its real CPU over its simulated CPU", "[measured_costs]") {
+  RunPair pair;
+  pair.real.by_class[kReplica] = totals(
+      {{Phase::kForward, 3.0}, {Phase::kBackward, 4.0}, {Phase::kCommunication, 0.6}}, 100, 2);
+  pair.simulated.by_class[kReplica] = totals(
+      {{Phase::kForward, 2.0}, {Phase::kBackward, 5.0}, {Phase::kCommunication, 0.4}}, 100, 2);
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  const sim::PhaseCosts& replica = costs.of(Role::kWorker);
+  CHECK(replica[at(Phase::kForward)].scale == Approx(1.5));
+  CHECK(replica[at(Phase::kBackward)].scale == Approx(0.8));
+  CHECK(replica[at(Phase::kCommunication)].scale == Approx(1.5));
+  // The chief is a replica too.
+  CHECK(&costs.of(Role::kChief) == &replica);
+  CHECK(costs.measured[kReplica]);
+  // No server in the run: its work keeps the model's costs.
+  CHECK_FALSE(costs.measured[kServer]);
+  CHECK(costs.of(Role::kPs)[at(Phase::kForward)].scale == 1);
+}
+
+TEST_CASE("runs are pooled: their CPU is added up before the division", "[measured_costs]") {
+  RunPair a, b;
+  a.real.by_class[kServer] = totals({{Phase::kOptimizer, 1.0}}, 10, 1);
+  a.simulated.by_class[kServer] = totals({{Phase::kOptimizer, 1.0}}, 10, 1);
+  b.real.by_class[kServer] = totals({{Phase::kOptimizer, 5.0}}, 10, 1);
+  b.simulated.by_class[kServer] = totals({{Phase::kOptimizer, 1.0}}, 10, 1);
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({a, b});
+  // (1 + 5) / (1 + 1), not the mean of 1 and 5 (also 3) nor of their logs.
+  CHECK(costs.of(Role::kPs)[at(Phase::kOptimizer)].scale == Approx(3.0));
+  b.real.by_class[kServer] = totals({{Phase::kOptimizer, 5.0}}, 10, 1);
+  b.simulated.by_class[kServer] = totals({{Phase::kOptimizer, 3.0}}, 10, 1);
+  CHECK(sim::fit_measured_costs({a, b}).of(Role::kPs)[at(Phase::kOptimizer)].scale ==
+        Approx(6.0 / 4.0));
+}
+
+TEST_CASE("work the model gives no time gets the real CPU per step", "[measured_costs]") {
+  RunPair pair;
+  // Gathering the batch: 0.2 s of CPU over 400 steps of two replicas.
+  pair.real.by_class[kReplica] = totals({{Phase::kInput, 0.2}, {Phase::kOther, 0.5}}, 400, 2);
+  pair.simulated.by_class[kReplica] = totals({}, 400, 2);
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  const sim::PhaseCosts& replica = costs.of(Role::kChief);
+  CHECK(replica[at(Phase::kInput)].scale == 1);
+  CHECK(replica[at(Phase::kInput)].cpu_seconds_per_work == Approx(0.2 / 400));
+  // "other" is not work: it is what no phase named, and stays unmodelled.
+  CHECK(replica[at(Phase::kOther)].cpu_seconds_per_work == 0);
+  CHECK(replica[at(Phase::kOther)].scale == 1);
+  // Waiting is not CPU work at all.
+  CHECK(replica[at(Phase::kWaiting)].scale == 1);
+}
+
+TEST_CASE("a class only one side of a pair has is not fitted from it", "[measured_costs]") {
+  RunPair pair;
+  pair.real.by_class[kServer] = totals({{Phase::kOptimizer, 2.0}}, 10, 1);
+  // The simulation of the same scenario has no server (cannot happen with
+  // the same scenario, but the fit must not divide by nothing).
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  CHECK_FALSE(costs.measured[kServer]);
+  CHECK(costs.of(Role::kPs)[at(Phase::kOptimizer)].scale == 1);
+}
+
+TEST_CASE("a run's summary.json gives its totals by kind of task", "[measured_costs]") {
+  const TemporaryFile file(R"({"tasks": [
+    {"task": "chief:0", "role": "chief", "steps": 10,
+     "phase_cpu_seconds": {"forward": 1.0, "backward": 2.0}},
+    {"task": "worker:0", "role": "worker", "steps": 12,
+     "phase_cpu_seconds": {"forward": 0.5, "input": 0.25}},
+    {"task": "ps:0", "role": "ps", "steps": 22, "phase_cpu_seconds": {"optimizer": 4.0}}]})");
+  const RunTotals t = sim::read_run_totals(file.path.string());
+  const ClassTotals& replicas = t.by_class[kReplica];
+  CHECK(replicas.tasks == 2);
+  CHECK(replicas.steps == 22);
+  CHECK(replicas.cpu_seconds[at(Phase::kForward)] == 1.5);
+  CHECK(replicas.cpu_seconds[at(Phase::kBackward)] == 2.0);
+  CHECK(replicas.cpu_seconds[at(Phase::kInput)] == 0.25);
+  CHECK(t.by_class[kServer].tasks == 1);
+  CHECK(t.by_class[kServer].cpu_seconds[at(Phase::kOptimizer)] == 4.0);
+}
+
+TEST_CASE("a summary without CPU time by phase is refused, naming the task", "[measured_costs]") {
+  const TemporaryFile file(R"({"tasks": [{"task": "chief:0", "role": "chief", "steps": 3}]})");
+  CHECK_THROWS_WITH(sim::read_run_totals(file.path.string()),
+                    Catch::Contains("task chief:0 has no phase_cpu_seconds"));
+  const TemporaryFile not_a_summary(R"({"model": "x"})");
+  CHECK_THROWS_AS(sim::read_run_totals(not_a_summary.path.string()), InputError);
+  CHECK_THROWS_WITH(sim::read_run_totals("/nonexistent/summary.json"),
+                    Catch::Contains("cannot read it"));
+}
+
+TEST_CASE("the fit as summary.json keeps it names only what differs", "[measured_costs]") {
+  RunPair pair;
+  pair.real.by_class[kReplica] = totals({{Phase::kForward, 3.0}, {Phase::kBackward, 1.0}}, 4, 1);
+  pair.simulated.by_class[kReplica] =
+      totals({{Phase::kForward, 2.0}, {Phase::kBackward, 1.0}}, 4, 1);
+  sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  costs.runs = {"runs/real"};
+  const std::string json = sim::measured_costs_json(costs);
+  CHECK_THAT(json, Catch::Contains(R"("runs":["runs/real"])"));
+  CHECK_THAT(json, Catch::Contains(R"("forward":{"scale":1.5})"));
+  CHECK_THAT(json, !Catch::Contains("backward"));
+  CHECK_THAT(json, !Catch::Contains("server"));
+}
