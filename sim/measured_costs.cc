@@ -1,7 +1,13 @@
 #include "sim/measured_costs.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/error.h"
 
@@ -41,7 +47,67 @@ const PhaseCosts& MeasuredCosts::of(strategy::Role role) const {
   return by_class[at(task_class_of(role))];
 }
 
-RunTotals read_run_totals(const std::string& summary_path) {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// Adds each task's first step with CPU in a phase to `totals` (steps.csv's
+// rows are in each task's step order).
+void add_first_steps(const std::string& steps_path, RunTotals& totals) {
+  std::ifstream in(steps_path);
+  if (!in) throw InputError(steps_path + ": cannot read it");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) {
+      throw InputError(steps_path + ": no column " + name +
+                       ": the run was made before distlab recorded the CPU time of each phase");
+    }
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t task_column = column("task");
+  std::array<std::size_t, strategy::kPhases> cpu_column{};
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    cpu_column[static_cast<std::size_t>(p)] = column(
+        "phase_" + std::string(strategy::phase_name(static_cast<Phase>(p))) + "_cpu_seconds");
+  }
+  std::map<std::string, std::array<bool, strategy::kPhases>> seen;
+  int row = 1;
+  while (std::getline(in, line)) {
+    ++row;
+    if (line.empty()) continue;
+    const std::vector<std::string> fields = split_csv_line(line);
+    if (fields.size() != header.size()) {
+      throw InputError(fmt::format("{}:{}: {} fields, the header has {}", steps_path, row,
+                                   fields.size(), header.size()));
+    }
+    const std::string& task = fields[task_column];
+    const bool server = task.rfind("ps:", 0) == 0;
+    ClassTotals& c = totals.by_class[at(server ? TaskClass::kServer : TaskClass::kReplica)];
+    auto& first_seen = seen[task];
+    for (std::size_t p = 0; p < cpu_column.size(); ++p) {
+      const double cpu = std::strtod(fields[cpu_column[p]].c_str(), nullptr);
+      if (first_seen[p] || !(cpu > 0)) continue;
+      first_seen[p] = true;
+      c.first_cpu_seconds[p] += cpu;
+      c.firsts[p] += 1;
+    }
+  }
+}
+
+}  // namespace
+
+RunTotals read_run_totals(const std::string& run_dir) {
+  const std::string summary_path = run_dir + "/summary.json";
   std::ifstream in(summary_path);
   if (!in) throw InputError(summary_path + ": cannot read it (is its folder a run directory?)");
   json summary;
@@ -73,13 +139,15 @@ RunTotals read_run_totals(const std::string& summary_path) {
     c.steps += task.value("steps", int64_t{0});
     c.tasks += 1;
   }
+  add_first_steps(run_dir + "/steps.csv", totals);
   return totals;
 }
 
 MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
   MeasuredCosts costs;
   for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
-    std::array<double, strategy::kPhases> real{}, simulated{};
+    std::array<double, strategy::kPhases> real{}, simulated{}, real_first{}, simulated_first{};
+    std::array<int, strategy::kPhases> real_firsts{};
     int64_t real_steps = 0;
     int real_tasks = 0;
     for (const RunPair& run : runs) {
@@ -90,6 +158,9 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
       for (std::size_t p = 0; p < real.size(); ++p) {
         real[p] += r.cpu_seconds[p];
         simulated[p] += s.cpu_seconds[p];
+        real_first[p] += r.first_cpu_seconds[p];
+        simulated_first[p] += s.first_cpu_seconds[p];
+        real_firsts[p] += r.firsts[p];
       }
       real_steps += r.steps;
       real_tasks += r.tasks;
@@ -99,7 +170,13 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
     for (const Phase phase : kScaled) {
       const auto p = static_cast<std::size_t>(strategy::index_of(phase));
       PhaseCost& cost = costs.by_class[at(c)][p];
-      if (simulated[p] > 0) {
+      const double real_rest = real[p] - real_first[p];
+      const double simulated_rest = simulated[p] - simulated_first[p];
+      if (simulated_rest > 0 && real_rest > 0 && real_firsts[p] > 0) {
+        cost.scale = real_rest / simulated_rest;
+        cost.first_cpu_seconds =
+            std::max(0.0, real_first[p] - cost.scale * simulated_first[p]) / real_firsts[p];
+      } else if (simulated[p] > 0) {
         cost.scale = real[p] / simulated[p];
       } else if (real[p] > 0 && one_work_a_step(phase) && real_steps > 0) {
         cost.cpu_seconds_per_work = real[p] / static_cast<double>(real_steps);
@@ -116,9 +193,12 @@ std::string measured_costs_json(const MeasuredCosts& costs) {
     json phases = json::object();
     for (int p = 0; p < strategy::kPhases; ++p) {
       const PhaseCost& cost = costs.by_class[at(c)][static_cast<std::size_t>(p)];
-      if (cost.scale == 1 && cost.cpu_seconds_per_work == 0) continue;
+      if (cost.scale == 1 && cost.cpu_seconds_per_work == 0 && cost.first_cpu_seconds == 0) {
+        continue;
+      }
       json entry{{"scale", cost.scale}};
       if (cost.cpu_seconds_per_work > 0) entry["cpu_seconds_per_work"] = cost.cpu_seconds_per_work;
+      if (cost.first_cpu_seconds > 0) entry["first_cpu_seconds"] = cost.first_cpu_seconds;
       phases[std::string(strategy::phase_name(static_cast<Phase>(p)))] = entry;
     }
     out[class_name(c)] = phases;

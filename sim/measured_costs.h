@@ -24,10 +24,15 @@ namespace distlab::sim {
 
 // A phase's cost: the model's time for its work times `scale`, plus
 // `cpu_seconds_per_work` of CPU for each piece of work in the phase that
-// the model gives no time at all (gathering a batch).
+// the model gives no time at all (gathering a batch), plus
+// `first_cpu_seconds` for the first piece of work of the phase in a task's
+// life: a process touches its buffers for the first time then (measured:
+// the CIFAR-10 MLP's first evaluation took 200-310 ms of CPU in a real
+// run, the next ones 52 ms).
 struct PhaseCost {
   double scale = 1;
   double cpu_seconds_per_work = 0;
+  double first_cpu_seconds = 0;
 };
 using PhaseCosts = std::array<PhaseCost, strategy::kPhases>;
 
@@ -45,10 +50,14 @@ struct MeasuredCosts {
   const PhaseCosts& of(strategy::Role role) const;
 };
 
-// The totals the fit needs of one run's summary.json: per class, the CPU
-// seconds by phase and the steps, all tasks added up.
+// The totals the fit needs of one run: per class, the CPU seconds by phase
+// and the steps, all tasks added up (summary.json); and the CPU of each
+// task's first step that had the phase, added up, with the number of tasks
+// that had one (steps.csv).
 struct ClassTotals {
   std::array<double, strategy::kPhases> cpu_seconds{};
+  std::array<double, strategy::kPhases> first_cpu_seconds{};
+  std::array<int, strategy::kPhases> firsts{};
   int64_t steps = 0;
   int tasks = 0;
 };
@@ -56,17 +65,21 @@ struct RunTotals {
   std::array<ClassTotals, 2> by_class{};
 };
 
-// Reads summary.json's tasks (role, steps, phase_cpu_seconds). Throws
-// InputError naming the file when it is not a run's summary, or when the
-// run did not record CPU time by phase.
-RunTotals read_run_totals(const std::string& summary_path);
+// Reads a run directory: summary.json's tasks (role, steps,
+// phase_cpu_seconds) and steps.csv's CPU columns. Throws InputError naming
+// the file when it is not a run's, or when the run did not record CPU time
+// by phase.
+RunTotals read_run_totals(const std::string& run_dir);
 
 // Fits the costs from pairs of (real run, the simulation of the same
 // scenario), pooled: a phase's scale is the real CPU over the simulated
-// CPU, all runs added up. A phase the simulation gave no CPU and the real
-// run did gets the real CPU per step as the CPU of each piece of work, where
-// a step runs one (input: gathering the batch). Waiting, checkpoints and
-// "other" are not work: they keep scale 1.
+// CPU, all runs added up, less each task's first step with the phase;
+// what the real first steps took beyond the simulated ones at that scale
+// is the first work's own cost, per task. (With no step after the first,
+// the scale takes the whole.) A phase the simulation gave no CPU and the
+// real run did gets the real CPU per step as the CPU of each piece of
+// work, where a step runs one (input: gathering the batch). Waiting,
+// checkpoints and "other" are not work: they keep scale 1.
 struct RunPair {
   RunTotals real;
   RunTotals simulated;

@@ -64,11 +64,16 @@ int SimRuntime::charged_threads() const {
   return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
 }
 
-double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) const {
+double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
   if (device_.runs_ahead) return seconds;  // measured on CPUs only
-  const PhaseCost& cost = phase_costs_[static_cast<std::size_t>(strategy::index_of(phase))];
-  if (seconds > 0) return seconds * cost.scale;
-  return cost.cpu_seconds_per_work / charged_threads();
+  const auto p = static_cast<std::size_t>(strategy::index_of(phase));
+  const PhaseCost& cost = phase_costs_[p];
+  double cpu = seconds > 0 ? 0 : cost.cpu_seconds_per_work;
+  if (!phase_begun_[p]) {
+    phase_begun_[p] = true;
+    cpu += cost.first_cpu_seconds;
+  }
+  return seconds * cost.scale + cpu / charged_threads();
 }
 
 void SimRuntime::spend_message_cpu(uint64_t bytes) {

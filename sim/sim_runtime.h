@@ -10,6 +10,7 @@
 
 #include <simgrid/forward.h>
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -96,15 +97,17 @@ class SimRuntime : public strategy::Runtime {
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
   // The model's `seconds` for work of `phase` on a CPU, as a real run
-  // measured that phase's work to cost (--calibrate-from).
-  double measured_seconds(strategy::Phase phase, double seconds) const;
+  // measured that phase's work to cost (--calibrate-from), the first work
+  // of the phase in this life of the task with its own cost.
+  double measured_seconds(strategy::Phase phase, double seconds);
   // The threads a computation's time is charged on, in CPU time.
   int charged_threads() const;
 
   int ordinal_;
-  int compute_threads_ = 0;                     // on a shared host; 0: the host is the task's own
-  MessageCpu message_cpu_;                      // what a message costs the shared host
-  PhaseCosts phase_costs_;                      // the model's costs, as a real run measured them
+  int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
+  MessageCpu message_cpu_;   // what a message costs the shared host
+  PhaseCosts phase_costs_;   // the model's costs, as a real run measured them
+  std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)
   // A GPU's work queued since the host last waited for the device

@@ -138,7 +138,7 @@ sim::RunTotals simulate_reference(const fs::path& dir, const json& summary,
     throw Error(fmt::format("simulating the scenario of {} failed (exit status {}):{}",
                             dir.string(), status, tail_of(log, 6)));
   }
-  return sim::read_run_totals((out / "run" / "summary.json").string());
+  return sim::read_run_totals((out / "run").string());
 }
 
 }  // namespace
@@ -162,7 +162,7 @@ sim::MeasuredCosts measured_costs_from(const std::vector<std::string>& run_dirs,
                        ": a run calibrates simulations of its own model");
     }
     sim::RunPair pair;
-    pair.real = sim::read_run_totals((dir / "summary.json").string());
+    pair.real = sim::read_run_totals(dir.string());
     const TemporaryFolder out;
     pair.simulated = simulate_reference(dir, summary, target, machines, out.path());
     pairs.push_back(pair);

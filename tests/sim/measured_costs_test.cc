@@ -36,13 +36,26 @@ ClassTotals totals(std::initializer_list<std::pair<Phase, double>> cpu, int64_t 
   return t;
 }
 
-// A file removed at the end of the test.
-struct TemporaryFile {
+// A run directory of a summary.json and a steps.csv, removed at the end of
+// the test.
+struct TemporaryRun {
   std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("measured_costs_test_" + std::to_string(::getpid()) + ".json");
-  explicit TemporaryFile(const std::string& text) { std::ofstream(path) << text; }
-  ~TemporaryFile() { std::filesystem::remove(path); }
+                               ("measured_costs_test_" + std::to_string(::getpid()));
+  TemporaryRun(const std::string& summary, const std::string& steps) {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "summary.json") << summary;
+    std::ofstream(path / "steps.csv") << steps;
+  }
+  ~TemporaryRun() { std::filesystem::remove_all(path); }
 };
+
+// steps.csv's header: the task, then the CPU columns the fit reads, then
+// one that it does not.
+const char* const kStepsHeader =
+    "task,phase_input_cpu_seconds,phase_forward_cpu_seconds,phase_backward_cpu_seconds,"
+    "phase_optimizer_cpu_seconds,phase_packing_cpu_seconds,phase_communication_cpu_seconds,"
+    "phase_waiting_cpu_seconds,phase_evaluation_cpu_seconds,phase_checkpoint_cpu_seconds,"
+    "phase_other_cpu_seconds,loss\n";
 
 }  // namespace
 
@@ -107,13 +120,14 @@ TEST_CASE("a class only one side of a pair has is not fitted from it", "[measure
 }
 
 TEST_CASE("a run's summary.json gives its totals by kind of task", "[measured_costs]") {
-  const TemporaryFile file(R"({"tasks": [
+  const TemporaryRun run(R"({"tasks": [
     {"task": "chief:0", "role": "chief", "steps": 10,
      "phase_cpu_seconds": {"forward": 1.0, "backward": 2.0}},
     {"task": "worker:0", "role": "worker", "steps": 12,
      "phase_cpu_seconds": {"forward": 0.5, "input": 0.25}},
-    {"task": "ps:0", "role": "ps", "steps": 22, "phase_cpu_seconds": {"optimizer": 4.0}}]})");
-  const RunTotals t = sim::read_run_totals(file.path.string());
+    {"task": "ps:0", "role": "ps", "steps": 22, "phase_cpu_seconds": {"optimizer": 4.0}}]})",
+                         std::string(kStepsHeader) + "chief:0,0,0.5,1,0,0,0,0,0,0,0,\n");
+  const RunTotals t = sim::read_run_totals(run.path.string());
   const ClassTotals& replicas = t.by_class[kReplica];
   CHECK(replicas.tasks == 2);
   CHECK(replicas.steps == 22);
@@ -124,14 +138,86 @@ TEST_CASE("a run's summary.json gives its totals by kind of task", "[measured_co
   CHECK(t.by_class[kServer].cpu_seconds[at(Phase::kOptimizer)] == 4.0);
 }
 
-TEST_CASE("a summary without CPU time by phase is refused, naming the task", "[measured_costs]") {
-  const TemporaryFile file(R"({"tasks": [{"task": "chief:0", "role": "chief", "steps": 3}]})");
-  CHECK_THROWS_WITH(sim::read_run_totals(file.path.string()),
-                    Catch::Contains("task chief:0 has no phase_cpu_seconds"));
-  const TemporaryFile not_a_summary(R"({"model": "x"})");
-  CHECK_THROWS_AS(sim::read_run_totals(not_a_summary.path.string()), InputError);
-  CHECK_THROWS_WITH(sim::read_run_totals("/nonexistent/summary.json"),
-                    Catch::Contains("cannot read it"));
+TEST_CASE("each task's first step with a phase is counted apart", "[measured_costs]") {
+  const TemporaryRun run(R"({"tasks": [
+    {"task": "chief:0", "role": "chief", "steps": 3, "phase_cpu_seconds": {"forward": 9}},
+    {"task": "worker:0", "role": "worker", "steps": 3, "phase_cpu_seconds": {"forward": 9}},
+    {"task": "ps:0", "role": "ps", "steps": 2, "phase_cpu_seconds": {"optimizer": 3}}]})",
+                         std::string(kStepsHeader) +
+                             // The chief evaluates at its second step and third.
+                             "chief:0,0,5,0,0,0,0,0,0,0,0,2.3\n"
+                             "worker:0,0,4,0,0,0,0,0,0,0,0,2.3\n"
+                             "ps:0,0,0,0,2,0,0,0,0,0,0,\n"
+                             "chief:0,0,2,0,0,0,0,0,7,0,0,2.1\n"
+                             "worker:0,0,3,0,0,0,0,0,0,0,0,2.2\n"
+                             "ps:0,0,0,0,1,0,0,0,0,0,0,\n"
+                             "chief:0,0,2,0,0,0,0,0,1,0,0,2.0\n");
+  const RunTotals t = sim::read_run_totals(run.path.string());
+  const ClassTotals& replicas = t.by_class[kReplica];
+  CHECK(replicas.first_cpu_seconds[at(Phase::kForward)] == 9.0);  // 5 + 4
+  CHECK(replicas.firsts[at(Phase::kForward)] == 2);
+  CHECK(replicas.first_cpu_seconds[at(Phase::kEvaluation)] == 7.0);  // not the 1 after it
+  CHECK(replicas.firsts[at(Phase::kEvaluation)] == 1);
+  CHECK(replicas.firsts[at(Phase::kBackward)] == 0);
+  CHECK(t.by_class[kServer].first_cpu_seconds[at(Phase::kOptimizer)] == 2.0);
+}
+
+TEST_CASE("the first work of a phase gets what the real first steps took beyond the rest",
+          "[measured_costs]") {
+  auto with_firsts = [](ClassTotals t, double first_cpu) {
+    t.first_cpu_seconds[at(Phase::kEvaluation)] = first_cpu;
+    t.firsts[at(Phase::kEvaluation)] = 2;
+    return t;
+  };
+  RunPair pair;
+  // Two tasks, 10 evaluations in all: the real first ones took 0.30 and
+  // 0.26 s, the 8 others 0.80 s; simulated, 0.05 s each.
+  pair.real.by_class[kReplica] = with_firsts(totals({{Phase::kEvaluation, 1.36}}, 100, 2), 0.56);
+  pair.simulated.by_class[kReplica] =
+      with_firsts(totals({{Phase::kEvaluation, 0.50}}, 100, 2), 0.10);
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  const sim::PhaseCost& evaluation = costs.of(Role::kChief)[at(Phase::kEvaluation)];
+  CHECK(evaluation.scale == Approx(0.80 / 0.40));
+  // (0.56 - 2 x 0.10) / 2 tasks.
+  CHECK(evaluation.first_cpu_seconds == Approx(0.18));
+  CHECK_THAT(sim::measured_costs_json(costs), Catch::Contains(R"("first_cpu_seconds":0.18)"));
+
+  // With no evaluation after the first, the scale takes the whole.
+  pair.real.by_class[kReplica] = with_firsts(totals({{Phase::kEvaluation, 0.56}}, 100, 2), 0.56);
+  pair.simulated.by_class[kReplica] =
+      with_firsts(totals({{Phase::kEvaluation, 0.10}}, 100, 2), 0.10);
+  const sim::MeasuredCosts whole = sim::fit_measured_costs({pair});
+  CHECK(whole.of(Role::kChief)[at(Phase::kEvaluation)].scale == Approx(5.6));
+  CHECK(whole.of(Role::kChief)[at(Phase::kEvaluation)].first_cpu_seconds == 0);
+}
+
+TEST_CASE("a run without CPU time by phase is refused, naming the task or column",
+          "[measured_costs]") {
+  const std::string steps = std::string(kStepsHeader) + "chief:0,0,1,0,0,0,0,0,0,0,0,1\n";
+  {
+    const TemporaryRun run(R"({"tasks": [{"task": "chief:0", "role": "chief", "steps": 3}]})",
+                           steps);
+    CHECK_THROWS_WITH(sim::read_run_totals(run.path.string()),
+                      Catch::Contains("task chief:0 has no phase_cpu_seconds"));
+  }
+  {
+    const TemporaryRun run(R"({"model": "x"})", steps);
+    CHECK_THROWS_AS(sim::read_run_totals(run.path.string()), InputError);
+  }
+  const std::string summary =
+      R"({"tasks": [{"task": "chief:0", "role": "chief", "steps": 1,
+          "phase_cpu_seconds": {"forward": 1}}]})";
+  {
+    const TemporaryRun run(summary, "task,step,loss\nchief:0,0,1\n");
+    CHECK_THROWS_WITH(sim::read_run_totals(run.path.string()),
+                      Catch::Contains("steps.csv: no column phase_input_cpu_seconds"));
+  }
+  {
+    const TemporaryRun run(summary, std::string(kStepsHeader) + "chief:0,0,1\n");
+    CHECK_THROWS_WITH(sim::read_run_totals(run.path.string()),
+                      Catch::Contains("steps.csv:2: 3 fields, the header has 12"));
+  }
+  CHECK_THROWS_WITH(sim::read_run_totals("/nonexistent"), Catch::Contains("cannot read it"));
 }
 
 TEST_CASE("the fit as summary.json keeps it names only what differs", "[measured_costs]") {
