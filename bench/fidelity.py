@@ -24,11 +24,14 @@ is located. And the benchmark says how quiet the machine was: the share of
 CPU time stolen by the hypervisor while it ran (/proc/stat), and the spread
 of the repeated real runs of each shape.
 
-With --extrapolate it also predicts each shape with the CPU costs that
-real runs measured (./simulate --calibrate-from): from its model's 2-task
-runs alone (REFERENCES: a ring of two, and the chief with one parameter
-server), and from the shape's own real runs, which shows what is left of
-the error once the CPU time is right.
+After ./calibrate, it profiles each model the shapes train
+(./calibrate --scenario: short real runs of two tasks, a ring of two and
+the chief with one parameter server), so that the simulations charge
+each phase's work what it cost there; the shapes themselves have 2 to 6
+tasks. Each shape is also simulated with the model's costs alone
+(--no-profile), and with the CPU costs of its own real runs
+(--calibrate-from), which shows what is left of the error once the CPU
+time is right. --no-profile skips the profiles.
 
 Writes DIR/fidelity.json (every figure of every run) and DIR/fidelity.md
 (the tables). Exit status 0 when every run finished, 1 when one failed.
@@ -69,23 +72,6 @@ SHAPES = [
      "scenarios/cifar10_mlp_sync.yaml",
      ["--set", "strategy.name=parameter_server", "--set", "strategy.mode=async",
       "--set", "cluster.ps=1"]),
-]
-
-# With --extrapolate, each model's shapes are also predicted from 2-task
-# real runs of the model alone (./simulate --calibrate-from, issue 26's
-# item 3): a ring of two, and where the model has parameter-server shapes,
-# the chief with one server. (name, scenario, overrides).
-REFERENCES = [
-    ("ring-2-cnn", "scenarios/mnist_cnn_sync.yaml",
-     ["--unset", "training.epochs", "--set", "training.steps=150"]),
-    ("ring-2-mlp", "scenarios/cifar10_mlp_sync.yaml",
-     ["--set", "cluster.workers=1", "--set", "training.epochs=2"]),
-    ("ps-2-mlp", "scenarios/cifar10_mlp_sync.yaml",
-     ["--set", "strategy.name=parameter_server", "--set", "strategy.mode=async",
-      "--set", "cluster.ps=1", "--set", "cluster.workers=0"]),
-    ("ring-2-wide", "scenarios/ps_4workers.yaml",
-     ["--set", "strategy.name=allreduce", "--set", "cluster.workers=1"]),
-    ("ps-2-wide", "scenarios/ps_4workers.yaml", ["--set", "cluster.workers=0"]),
 ]
 
 # Figures compared, as summary.json names them, with how they print.
@@ -145,14 +131,11 @@ def percent(e):
     return "n/a" if e is None else f"{100 * e:+.1f}%"
 
 
-def simulate(scenario, overrides, sim_dir, what="simulated", calibrate_from=()):
+def simulate(scenario, overrides, sim_dir, what="simulated", extra=()):
     """The scenario on one simulated host of this machine's cores."""
-    command = [os.path.join(ROOT, "simulate"), scenario, *overrides,
-               "--set", "cluster.machine=local", "--set", "cluster.placement=one_host",
-               "--fidelity", "timing", "--quiet", "--out", sim_dir]
-    for d in calibrate_from:
-        command += ["--calibrate-from", d]
-    return run(command, what)
+    return run([os.path.join(ROOT, "simulate"), scenario, *overrides,
+                "--set", "cluster.machine=local", "--set", "cluster.placement=one_host",
+                "--fidelity", "timing", "--quiet", "--out", sim_dir, *extra], what)
 
 
 def run_real(scenario, overrides, folder, repeat, threads):
@@ -186,69 +169,53 @@ def compare_shape(name, scenario, overrides, repeat, out, threads):
     figures["startup_seconds"]["error"] = None  # not modelled: shown, not scored
     return {"scenario": scenario, "overrides": overrides, "figures": figures,
             "phases": replica0_phases(sim_dir, real_dirs),
-            "placement": reals[0].get("placement"), "real_dirs": real_dirs}
+            "placement": reals[0].get("placement"),
+            "calibrated_from": simulated.get("calibrated_from"),
+            "variants": variants(scenario, overrides, folder, real_dirs,
+                                 figures[HEADLINE]["real"])}
 
 
-def extrapolate(results, repeat, out, threads):
-    """Each shape's examples/s predicted with the CPU costs of real runs:
-    of its model's 2-task runs (REFERENCES: what a user with two nodes
-    has), and, to show what is left once the CPU is right, of its own.
-    {name: {"references": [...], "from_2_tasks": figure, "from_itself": figure}}."""
-    reference_dirs = {}
-    for name, scenario, overrides in REFERENCES:
-        if name in results:
-            reference_dirs[name] = (scenario, results[name]["real_dirs"])
-            continue
-        if not any(r["scenario"] == scenario for r in results.values()):
-            continue
-        log(f"{name}: a 2-task reference run")
-        dirs, _ = run_real(scenario, overrides, os.path.join(out, "references", name), repeat,
-                           threads)
-        if dirs:
-            reference_dirs[name] = (scenario, dirs)
-    predictions = {}
-    for name, r in results.items():
-        if name in reference_dirs or "real_dirs" not in r:
-            continue
-        references = [n for n, (scenario, _) in reference_dirs.items() if scenario == r["scenario"]]
-        real = r["figures"][HEADLINE]["real"]
-        entry = {"references": references}
-        tiers = [("from_2_tasks", [d for n in references for d in reference_dirs[n][1]]),
-                 ("from_itself", r["real_dirs"])]
-        for tier, dirs in tiers:
-            sim_dir = os.path.join(out, name, "sim-" + tier.replace("_", "-"))
-            if not dirs or not simulate(r["scenario"], r["overrides"], sim_dir,
-                                        f"simulated {tier.replace('_', ' ')}", dirs):
-                continue
+def variants(scenario, overrides, folder, real_dirs, real):
+    """Examples/s simulated with the model's costs alone (no profile), and
+    with the CPU costs of the shape's own real runs: {name: figure}."""
+    out = {}
+    own = [a for d in real_dirs for a in ("--calibrate-from", d)]
+    for name, extra in (("model_only", ["--no-profile"]), ("own_runs", own)):
+        sim_dir = os.path.join(folder, "sim-" + name.replace("_", "-"))
+        if simulate(scenario, overrides, sim_dir, "simulated, " + name.replace("_", " "), extra):
             simulated = summary(sim_dir).get(HEADLINE)
-            entry[tier] = {"simulated": simulated, "real": real, "error": error(simulated, real)}
-        predictions[name] = entry
-    return predictions
+            out[name] = {"simulated": simulated, "real": real, "error": error(simulated, real)}
+    return out
 
 
-def extrapolation_table(predictions):
-    lines = ["", "Examples per second with the CPU costs of real runs (./simulate "
-             "--calibrate-from), simulated / real (error): from the model's 2-task runs alone "
-             "(what a user with two nodes has), and from the shape's own runs (what is left "
-             "once the CPU is right):", "",
-             "| shape | from the 2-task runs | from its own runs | 2-task runs used |",
+def variants_table(results):
+    lines = ["", "Examples per second from the first step, simulated / real (error), three ways: "
+             "with the profile (the headline: each phase at the CPU cost that 2-task real runs "
+             "of the model measured here), with the model's costs alone (./calibrate's fits), and "
+             "with the CPU costs of the shape's own real runs (what is left once the CPU is "
+             "right):", "",
+             "| shape | with the profile | the model alone | CPU of its own runs |",
              "|---|---|---|---|"]
-    for name, p in predictions.items():
+    columns = [lambda r: r["figures"][HEADLINE],
+               lambda r: r.get("variants", {}).get("model_only"),
+               lambda r: r.get("variants", {}).get("own_runs")]
+    for name, r in results.items():
+        if "variants" not in r:
+            continue
         cells = []
-        for tier in ("from_2_tasks", "from_itself"):
-            f = p.get(tier)
+        for column in columns:
+            f = column(r)
             cells.append("n/a" if f is None else f"{show(f['simulated'], '{:,.0f}')} / "
                          f"{show(f['real'], '{:,.0f}')} ({percent(f['error'])})")
-        lines.append(f"| {name} | " + " | ".join(cells) + " | " + ", ".join(p["references"]) + " |")
-    for tier, label in (("from_2_tasks", "from the 2-task runs"),
-                        ("from_itself", "from its own runs")):
-        errors = [abs(p[tier]["error"]) for p in predictions.values()
-                  if p.get(tier) and p[tier]["error"] is not None]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for label, column in zip(("with the profile", "the model alone", "CPU of its own runs"),
+                             columns):
+        errors = [abs(column(r)["error"]) for r in results.values()
+                  if "variants" in r and column(r) and column(r)["error"] is not None]
         if errors:
             lines.append(f"\n{label}: median |error| {100 * statistics.median(errors):.1f}%, "
                          f"worst {100 * max(errors):.1f}% over {len(errors)} shapes.")
     return lines
-
 
 def replica0_phases(sim_dir, real_dirs):
     """{phase: {simulated, real, error, cpu_simulated, cpu_real, cpu_error}}
@@ -332,7 +299,7 @@ def phase_table(results, prefix=""):
     return lines
 
 
-def markdown(results, machine, quiet, predictions=None):
+def markdown(results, machine, quiet):
     lines = [f"Machine: {machine}", "", quiet, ""]
     header = "| shape | " + " | ".join(label for _, label, _ in FIGURES) + " |"
     lines += [header, "|---" * (len(FIGURES) + 1) + "|"]
@@ -354,8 +321,7 @@ def markdown(results, machine, quiet, predictions=None):
     lines.append("Cells: simulated / real (median of the real runs), then the error.")
     lines += phase_table(results)
     lines += phase_table(results, "cpu_")
-    if predictions:
-        lines += extrapolation_table(predictions)
+    lines += variants_table(results)
     return "\n".join(lines) + "\n"
 
 
@@ -373,9 +339,9 @@ def main():
                         help="compute threads per task, both sides (default 2, as ./calibrate)")
     parser.add_argument("--netns", action="store_true",
                         help="also compare over tbf-limited links in network namespaces (root)")
-    parser.add_argument("--extrapolate", action="store_true",
-                        help="also predict each shape from its model's 2-task real runs "
-                             "(./simulate --calibrate-from)")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="do not profile the models (./calibrate --scenario): keep the "
+                             "profiles made before, or the model's costs where there are none")
     parser.add_argument("--no-calibrate", action="store_true",
                         help="use the overlay ./calibrate wrote before")
     o = parser.parse_args()
@@ -392,6 +358,15 @@ def main():
         log("calibrating this machine")
         if not run([os.path.join(ROOT, "calibrate"), "--threads", str(o.threads), "--quiet"],
                    "./calibrate"):
+            return 1
+    if not o.no_profile:
+        scenarios = sorted({scenario for name, _, scenario, _ in SHAPES
+                            if not o.only or name in o.only})
+        log("profiling the models: " + ", ".join(scenarios))
+        command = [os.path.join(ROOT, "calibrate"), "--threads", str(o.threads), "--quiet"]
+        for scenario in scenarios:
+            command += ["--scenario", scenario]
+        if not run(command, "./calibrate --scenario"):
             return 1
     results, failed = {}, False
     for name, what, scenario, overrides in SHAPES:
@@ -417,7 +392,6 @@ def main():
                 continue
             results[name] = r
 
-    predictions = extrapolate(results, o.repeat, out, o.threads) if o.extrapolate else None
     machine = (f"{cpu_model()}, {os.cpu_count()} vCPUs; {o.threads} compute threads per task, "
                f"every task on this machine")
     steal_after, total_after = cpu_times()
@@ -430,11 +404,10 @@ def main():
              + (". NOT QUIET: the real figures are unreliable." if steal > 0.02 or
                 (widest and widest[0] > 0.15) else "."))
     log(quiet)
-    text = markdown(results, machine, quiet, predictions)
+    text = markdown(results, machine, quiet)
     with open(os.path.join(out, "fidelity.json"), "w") as f:
         json.dump({"machine": machine, "command": " ".join(sys.argv), "steal_fraction": steal,
-                   "real_spreads": spreads, "results": results,
-                   "extrapolated": predictions}, f, indent=1)
+                   "real_spreads": spreads, "results": results}, f, indent=1)
     with open(os.path.join(out, "fidelity.md"), "w") as f:
         f.write(text)
     print(text)

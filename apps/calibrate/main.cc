@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "apps/calibrate/fit_tables.h"
+#include "apps/calibrate/profile_runs.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/overlay.h"
 #include "calibration/system_probes.h"
@@ -41,7 +42,8 @@ struct Options {
   double budget = 100;
   std::string out;
   std::string disk_folder = "runs";
-  std::string samples;  // a CSV of every layer pass measured, when given
+  std::string samples;                 // a CSV of every layer pass measured, when given
+  std::vector<std::string> scenarios;  // --scenario: profile these scenarios' models instead
   bool quiet = false;
 };
 
@@ -81,7 +83,19 @@ calibration::MachineFigures measure(const Options& o, const Note& note) {
           .version = version()};
 }
 
+// ./calibrate --scenario: the models' profiles, not the machine's figures.
+int profile_command(const Options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& scenario : o.scenarios) {
+    calibrate::profile_scenario(scenario, o.threads, [&](const std::string& line) {
+      if (!o.quiet) std::fprintf(stderr, "[%5.1f s] %s\n", seconds_since(start), line.c_str());
+    });
+  }
+  return 0;
+}
+
 int calibrate_command(const Options& o) {
+  if (!o.scenarios.empty()) return profile_command(o);
   const auto start = std::chrono::steady_clock::now();
   const std::string out = o.out.empty() ? calibration::default_overlay_path() : o.out;
   // Found out now, not after two minutes of measuring.
@@ -121,6 +135,12 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--samples", o.samples,
                  "also write every layer pass measured, with its prediction, to this CSV");
+  app.add_option("--scenario", o.scenarios,
+                 "measure this scenario's model instead, in short real runs of two tasks here\n"
+                 "(a ring of two, and the chief with one parameter server);\n"
+                 "./simulate then uses them for that model on machine local, one_host\n"
+                 "(repeatable)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--quiet", o.quiet, "print nothing but errors");
 }
 
@@ -142,8 +162,13 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  ./calibrate\n"
       "  ./calibrate --threads 1 --out /tmp/machines.local.yaml\n"
+      "  ./calibrate --scenario scenarios/cifar10_mlp_sync.yaml\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.machine=local \\\n"
       "             --set cluster.placement=one_host\n"
+      "Profiles: --scenario runs the scenario's model for real on this machine, two tasks\n"
+      "at a time, and keeps the runs beside the overlay (profiles/<model>-<hash>/); every\n"
+      "./simulate of that model on machine local with one_host placement then charges each\n"
+      "phase's work at what it cost there (see ./simulate --calibrate-from).\n"
       "Measure with the machine otherwise idle. --threads should be the compute threads\n"
       "each task of ./realnet --launch uses (its --threads, 2 by default).\n"
       "Exit status: 0 done, 1 a measurement failed, 2 bad input.\n" +

@@ -1,10 +1,6 @@
 #include "apps/simulate/calibrate_from.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -13,11 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/error.h"
-
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace distlab::simulate {
 namespace {
@@ -53,43 +47,6 @@ std::string model_of_run(const fs::path& dir) {
   throw InputError(path.string() + ": no model");
 }
 
-// The last lines of a file, for an error message.
-std::string tail_of(const fs::path& path, int lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
-  std::string out;
-  for (std::size_t i = all.size() > static_cast<std::size_t>(lines) ? all.size() - lines : 0;
-       i < all.size(); ++i) {
-    out += "\n  " + all[i];
-  }
-  return out;
-}
-
-// Runs this program with `args`, its output to `log`; returns its status.
-int run_self(const std::vector<std::string>& args, const fs::path& log) {
-  const std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> words{exe};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error("cannot start " + exe + ": " + std::strerror(spawned));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw Error(std::string("waiting for the simulation: ") + std::strerror(errno));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // A folder that goes with its contents when it goes out of scope.
 class TemporaryFolder {
  public:
@@ -122,6 +79,7 @@ sim::RunTotals simulate_reference(const fs::path& dir, const json& summary,
                                 "--fidelity",
                                 "timing",
                                 "--quiet",
+                                "--no-profile",
                                 "--out",
                                 (out / "run").string()};
   // ./realnet --launch ran every task on this machine.
@@ -133,10 +91,10 @@ sim::RunTotals simulate_reference(const fs::path& dir, const json& summary,
   }
   for (const std::string& m : machines) args.insert(args.end(), {"--machines", m});
   const fs::path log = out / "simulate.log";
-  const int status = run_self(args, log);
+  const int status = run_to_log(this_executable(), args, log.string());
   if (status != 0) {
     throw Error(fmt::format("simulating the scenario of {} failed (exit status {}):{}",
-                            dir.string(), status, tail_of(log, 6)));
+                            dir.string(), status, tail_of_file(log.string(), 6)));
   }
   return sim::read_run_totals((out / "run").string());
 }

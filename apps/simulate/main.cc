@@ -45,6 +45,9 @@ void add_options(CLI::App& app, Options& o) {
                  "set each phase's real CPU time against the simulated one, and charge this\n"
                  "scenario's work at the measured costs (repeatable: the runs are pooled)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag("--no-profile", o.no_profile,
+               "on machine local, charge the model's costs even where ./calibrate --scenario\n"
+               "has measured the scenario's model here");
   app.add_flag("--quiet", o.quiet, "no progress display, table or messages");
 }
 
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
       "and scales each phase's work (forward, backward, optimizer, packing, evaluation,\n"
       "messages' CPU; replicas and parameter servers apart) by real CPU / simulated CPU:\n"
       "what two real nodes measured predicts sixteen. summary.json keeps the factors.\n"
+      "On machine local with one_host placement, the runs ./calibrate --scenario made of\n"
+      "the scenario's model (its profile) are used so, unless --no-profile.\n"
       "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
       "among the replicas as Keras splits it (128 over 3: 43 + 43 + 42), and each\n"
       "parameter-server worker's own batch.\n"

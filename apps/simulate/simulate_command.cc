@@ -15,6 +15,7 @@
 #include "run/run_files.h"
 #include "run/scenario.h"
 #include "sim/compute_model.h"
+#include "sim/model_profile.h"
 #include "sim/platform.h"
 #include "sim/simulation.h"
 
@@ -69,6 +70,27 @@ void note_precision_support(run::Scenario& scenario, const sim::MachineCatalog& 
                                scenario.training.precision);
     if (!warning.empty()) scenario.notes.push_back(warning);
   }
+}
+
+// The real runs whose costs the simulation uses: those of --calibrate-from,
+// or for a scenario all on machine local with one_host placement, the
+// profile ./calibrate --scenario made of its model here, if any.
+std::vector<std::string> measured_runs(const Options& o, run::Scenario& scenario) {
+  if (!o.calibrate_from.empty() || o.no_profile) return o.calibrate_from;
+  const std::vector<std::string> types = used_machine_types(scenario);
+  if (types != std::vector<std::string>{"local"} ||
+      scenario.cluster.placement != run::Placement::kOneHost) {
+    return {};
+  }
+  std::vector<std::string> runs = sim::profile_runs(scenario.model_path);
+  if (!runs.empty()) {
+    scenario.notes.push_back("note: each phase costs what the profile of " +
+                             std::filesystem::path(scenario.model_path).filename().string() +
+                             " measured here (" +
+                             std::filesystem::path(runs.front()).parent_path().string() +
+                             ", ./calibrate --scenario); --no-profile for the model's costs");
+  }
+  return runs;
 }
 
 // The run directory is made first, so that a bad --out is found before
@@ -151,6 +173,7 @@ int simulate_command(const Options& o) {
   run::Scenario scenario = run::load_scenario(o.scenario, overrides, catalog.machine_names());
   note_uncalibrated_local(scenario, catalog);
   note_precision_support(scenario, catalog);
+  const std::vector<std::string> measured = measured_runs(o, scenario);
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }
@@ -161,8 +184,8 @@ int simulate_command(const Options& o) {
   }
   SimulationDisplay display(o.quiet);
   sim::SimulationOptions options = simulation_options(o, dir, display);
-  if (!o.calibrate_from.empty()) {
-    options.measured_costs = measured_costs_from(o.calibrate_from, scenario, o.machines);
+  if (!measured.empty()) {
+    options.measured_costs = measured_costs_from(measured, scenario, o.machines);
     if (!o.quiet) {
       for (const std::string& line : describe_measured_costs(*options.measured_costs)) {
         std::fprintf(stderr, "measured costs: %s\n", line.c_str());

@@ -19,8 +19,9 @@ struct Options {
   std::string out;
   std::string resume;
   std::optional<int64_t> checkpoint_every;
-  std::vector<std::string> machines;  // empty: the shipped catalog and ./calibrate's overlay
+  std::vector<std::string> machines;        // empty: the shipped catalog and ./calibrate's overlay
   std::vector<std::string> calibrate_from;  // real run directories whose costs to use
+  bool no_profile = false;  // not the model's profile (./calibrate --scenario) even if there is one
   int threads = 2;
   bool quiet = false;
   std::string command;  // the command line, for summary.json
