@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -27,6 +28,13 @@ constexpr Phase kScaled[] = {Phase::kInput,     Phase::kForward, Phase::kBackwar
 // may give no time: its real CPU per step is the CPU of each piece.
 bool one_work_a_step(Phase phase) {
   return phase == Phase::kInput;
+}
+
+// The work of every step, whose time varies from one to the next;
+// evaluations are few, and a message's CPU is the model's per byte.
+bool varies_by_step(Phase phase) {
+  return phase == Phase::kInput || phase == Phase::kForward || phase == Phase::kBackward ||
+         phase == Phase::kOptimizer || phase == Phase::kPacking;
 }
 
 const char* class_name(TaskClass c) {
@@ -81,6 +89,13 @@ void add_first_steps(const std::string& steps_path, RunTotals& totals) {
         "phase_" + std::string(strategy::phase_name(static_cast<Phase>(p))) + "_cpu_seconds");
   }
   std::map<std::string, std::array<bool, strategy::kPhases>> seen;
+  // Per task and phase: the steps after the first, the sum of the
+  // logarithms of their CPU, and of their squares.
+  struct LogSums {
+    std::array<int64_t, strategy::kPhases> n{};
+    std::array<double, strategy::kPhases> sum{}, squares{};
+  };
+  std::map<std::string, LogSums> logs;
   int row = 1;
   while (std::getline(in, line)) {
     ++row;
@@ -94,12 +109,37 @@ void add_first_steps(const std::string& steps_path, RunTotals& totals) {
     const bool server = task.rfind("ps:", 0) == 0;
     ClassTotals& c = totals.by_class[at(server ? TaskClass::kServer : TaskClass::kReplica)];
     auto& first_seen = seen[task];
+    LogSums& log_sums = logs[task];
     for (std::size_t p = 0; p < cpu_column.size(); ++p) {
       const double cpu = std::strtod(fields[cpu_column[p]].c_str(), nullptr);
-      if (first_seen[p] || !(cpu > 0)) continue;
+      if (!(cpu > 0)) continue;
+      if (first_seen[p]) {
+        log_sums.n[p] += 1;
+        log_sums.sum[p] += std::log(cpu);
+        log_sums.squares[p] += std::log(cpu) * std::log(cpu);
+        continue;
+      }
       first_seen[p] = true;
       c.first_cpu_seconds[p] += cpu;
       c.firsts[p] += 1;
+    }
+  }
+  // Each task's variance about its own mean, pooled over the class's tasks.
+  std::array<std::array<double, strategy::kPhases>, 2> deviations{};
+  for (const auto& [task, sums] : logs) {
+    const auto k = at(task.rfind("ps:", 0) == 0 ? TaskClass::kServer : TaskClass::kReplica);
+    ClassTotals& c = totals.by_class[k];
+    for (std::size_t p = 0; p < sums.n.size(); ++p) {
+      if (sums.n[p] < 2) continue;
+      const double n = static_cast<double>(sums.n[p]);
+      deviations[k][p] += std::max(0.0, sums.squares[p] - sums.sum[p] * sums.sum[p] / n);
+      c.log_cpu_steps[p] += sums.n[p];
+    }
+  }
+  for (std::size_t k = 0; k < 2; ++k) {
+    for (std::size_t p = 0; p < deviations[k].size(); ++p) {
+      const int64_t n = totals.by_class[k].log_cpu_steps[p];
+      if (n > 0) totals.by_class[k].log_cpu_variance[p] = deviations[k][p] / n;
     }
   }
 }
@@ -148,6 +188,9 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
   for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
     std::array<double, strategy::kPhases> real{}, simulated{}, real_first{}, simulated_first{};
     std::array<int, strategy::kPhases> real_firsts{};
+    // Log-CPU variances weighed by their steps, added up, and the steps.
+    std::array<double, strategy::kPhases> real_variance{}, simulated_variance{};
+    std::array<int64_t, strategy::kPhases> real_variance_steps{}, simulated_variance_steps{};
     int64_t real_steps = 0;
     int real_tasks = 0;
     for (const RunPair& run : runs) {
@@ -161,6 +204,10 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
         real_first[p] += r.first_cpu_seconds[p];
         simulated_first[p] += s.first_cpu_seconds[p];
         real_firsts[p] += r.firsts[p];
+        real_variance[p] += r.log_cpu_variance[p] * static_cast<double>(r.log_cpu_steps[p]);
+        real_variance_steps[p] += r.log_cpu_steps[p];
+        simulated_variance[p] += s.log_cpu_variance[p] * static_cast<double>(s.log_cpu_steps[p]);
+        simulated_variance_steps[p] += s.log_cpu_steps[p];
       }
       real_steps += r.steps;
       real_tasks += r.tasks;
@@ -181,6 +228,14 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
       } else if (real[p] > 0 && one_work_a_step(phase) && real_steps > 0) {
         cost.cpu_seconds_per_work = real[p] / static_cast<double>(real_steps);
       }
+      if (varies_by_step(phase) && real_variance_steps[p] > 0) {
+        const double simulated_part =
+            simulated_variance_steps[p] > 0
+                ? simulated_variance[p] / static_cast<double>(simulated_variance_steps[p])
+                : 0;
+        cost.spread = std::sqrt(std::max(
+            0.0, real_variance[p] / static_cast<double>(real_variance_steps[p]) - simulated_part));
+      }
     }
   }
   return costs;
@@ -193,12 +248,14 @@ std::string measured_costs_json(const MeasuredCosts& costs) {
     json phases = json::object();
     for (int p = 0; p < strategy::kPhases; ++p) {
       const PhaseCost& cost = costs.by_class[at(c)][static_cast<std::size_t>(p)];
-      if (cost.scale == 1 && cost.cpu_seconds_per_work == 0 && cost.first_cpu_seconds == 0) {
+      if (cost.scale == 1 && cost.cpu_seconds_per_work == 0 && cost.first_cpu_seconds == 0 &&
+          cost.spread == 0) {
         continue;
       }
       json entry{{"scale", cost.scale}};
       if (cost.cpu_seconds_per_work > 0) entry["cpu_seconds_per_work"] = cost.cpu_seconds_per_work;
       if (cost.first_cpu_seconds > 0) entry["first_cpu_seconds"] = cost.first_cpu_seconds;
+      if (cost.spread > 0) entry["spread"] = cost.spread;
       phases[std::string(strategy::phase_name(static_cast<Phase>(p)))] = entry;
     }
     out[class_name(c)] = phases;

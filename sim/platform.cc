@@ -199,7 +199,9 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
   if (measured) {
     const std::vector<strategy::TaskId> tasks = plan.cluster.tasks();
     for (std::size_t t = 0; t < plan.hosts.size(); ++t) {
-      plan.hosts[t].phase_costs = measured->of(tasks[t].role);
+      // Each task's own draws, the scenario's seed deciding them all.
+      plan.hosts[t].costs = {.phases = measured->of(tasks[t].role),
+                             .seed = scenario.seed * 0x9E3779B97F4A7C15ULL + t};
     }
   }
   return plan;

@@ -40,7 +40,7 @@ struct HostPlan {
   MessageCpu message_cpu;
   // Its role's costs as a real run measured them (--calibrate-from); the
   // model's own by default.
-  PhaseCosts phase_costs;
+  TaskCosts costs;
 };
 
 struct ClusterPlan {

@@ -49,7 +49,7 @@ void MailboxTable::release_receivers() const {
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
                        ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu,
-                       InputCpu input_cpu, PhaseCosts phase_costs)
+                       InputCpu input_cpu, TaskCosts costs)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
@@ -58,7 +58,8 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
-      phase_costs_(phase_costs) {}
+      phase_costs_(costs.phases),
+      spread_random_(costs.seed) {}
 
 int SimRuntime::charged_threads() const {
   return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
@@ -68,12 +69,15 @@ double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
   if (device_.runs_ahead) return seconds;  // measured on CPUs only
   const auto p = static_cast<std::size_t>(strategy::index_of(phase));
   const PhaseCost& cost = phase_costs_[p];
-  double cpu = seconds > 0 ? 0 : cost.cpu_seconds_per_work;
-  if (!phase_begun_[p]) {
-    phase_begun_[p] = true;
-    cpu += cost.first_cpu_seconds;
+  double step = seconds > 0 ? seconds * cost.scale : cost.cpu_seconds_per_work / charged_threads();
+  if (cost.spread > 0 && step > 0) {
+    // A lognormal of the same mean: exp(spread z - spread^2 / 2).
+    std::normal_distribution<double> z;
+    step *= std::exp(cost.spread * z(spread_random_) - cost.spread * cost.spread / 2);
   }
-  return seconds * cost.scale + cpu / charged_threads();
+  if (phase_begun_[p]) return step;
+  phase_begun_[p] = true;
+  return step + cost.first_cpu_seconds / charged_threads();
 }
 
 void SimRuntime::spend_message_cpu(uint64_t bytes) {

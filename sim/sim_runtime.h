@@ -12,6 +12,7 @@
 
 #include <array>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "sim/compute_model.h"
@@ -67,7 +68,7 @@ class SimRuntime : public strategy::Runtime {
   // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
              const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
-             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, PhaseCosts phase_costs = {});
+             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, TaskCosts costs = {});
 
   double now() const override;
   // The compute charged (its seconds alone times the threads it runs on)
@@ -106,7 +107,8 @@ class SimRuntime : public strategy::Runtime {
   int ordinal_;
   int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
   MessageCpu message_cpu_;   // what a message costs the shared host
-  PhaseCosts phase_costs_;   // the model's costs, as a real run measured them
+  PhaseCosts phase_costs_;
+  std::mt19937_64 spread_random_;  // draws the spread of each step's work   // the model's costs, as a real run measured them
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)

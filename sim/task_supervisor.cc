@@ -111,6 +111,13 @@ struct TaskSupervisor::State {
     }
   }
 
+  // Task t's costs in its life `incarnation`: a life of its own draws.
+  TaskCosts costs_of(int t, uint32_t incarnation) const {
+    TaskCosts costs = plan.hosts[t].costs;
+    costs.seed += 0xD1B54A32D192ED03ULL * incarnation;
+    return costs;
+  }
+
   // Starts the current incarnations of these tasks. Every one's mailboxes
   // take messages for it before any of them runs: a task created and run
   // before its peer's mailboxes have a receiver would see its first
@@ -141,7 +148,7 @@ struct TaskSupervisor::State {
       SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,
                          plan.hosts[t].device, plan.hosts[t].disk, plan.one_host ? plan.cores : 0,
                          plan.hosts[t].message_cpu, plan.hosts[t].input_cpu,
-                         plan.hosts[t].phase_costs);
+                         costs_of(t, incarnation));
       runtime.set_span_limit(
           std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
       runtime.set_incarnations(incarnation, everyone);

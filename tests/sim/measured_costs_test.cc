@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -232,4 +233,34 @@ TEST_CASE("the fit as summary.json keeps it names only what differs", "[measured
   CHECK_THAT(json, Catch::Contains(R"("forward":{"scale":1.5})"));
   CHECK_THAT(json, !Catch::Contains("backward"));
   CHECK_THAT(json, !Catch::Contains("server"));
+}
+
+TEST_CASE("a phase's spread is the variance of its steps' log CPU beyond the simulated one",
+          "[measured_costs]") {
+  // After each task's first step: the chief's forward passes took e^0 and
+  // e^0.2 s (logs about their mean: -0.1, +0.1), the worker's e^1 and e^1.4
+  // (-0.2, +0.2); pooled, (0.01 + 0.01 + 0.04 + 0.04) / 4 = 0.025.
+  const auto e = [](double x) { return std::to_string(std::exp(x)); };
+  const TemporaryRun run(R"({"tasks": [
+    {"task": "chief:0", "role": "chief", "steps": 3, "phase_cpu_seconds": {"forward": 9}},
+    {"task": "worker:0", "role": "worker", "steps": 3, "phase_cpu_seconds": {"forward": 9}}]})",
+                         std::string(kStepsHeader) + "chief:0,0,5,0,0,0,0,0,0,0,0,1\n" +
+                             "worker:0,0,5,0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0) +
+                             ",0,0,0,0,0,0,0,0,1\n" + "worker:0,0," + e(1) +
+                             ",0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0.2) +
+                             ",0,0,0,0,0,0,0,0,1\n" + "worker:0,0," + e(1.4) +
+                             ",0,0,0,0,0,0,0,0,1\n");
+  const RunTotals t = sim::read_run_totals(run.path.string());
+  CHECK(t.by_class[kReplica].log_cpu_steps[at(Phase::kForward)] == 4);
+  CHECK(t.by_class[kReplica].log_cpu_variance[at(Phase::kForward)] == Approx(0.025).epsilon(1e-4));
+
+  RunPair pair{t, {}};
+  pair.simulated.by_class[kReplica] = totals({{Phase::kForward, 18}}, 6, 2);
+  pair.simulated.by_class[kReplica].log_cpu_variance[at(Phase::kForward)] = 0.009;
+  pair.simulated.by_class[kReplica].log_cpu_steps[at(Phase::kForward)] = 4;
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({pair});
+  // What the simulation already varies is not added again.
+  CHECK(costs.of(Role::kChief)[at(Phase::kForward)].spread == Approx(std::sqrt(0.025 - 0.009)));
+  // Evaluations are few: no spread is fitted to them.
+  CHECK(costs.of(Role::kChief)[at(Phase::kEvaluation)].spread == 0);
 }
