@@ -38,6 +38,8 @@ Writes DIR/fidelity.json (every figure of every run) and DIR/fidelity.md
 """
 
 import argparse
+import bisect
+import csv
 import json
 import os
 import statistics
@@ -169,7 +171,7 @@ def compare_shape(name, scenario, overrides, repeat, out, threads):
     figures["startup_seconds"]["error"] = None  # not modelled: shown, not scored
     return {"scenario": scenario, "overrides": overrides, "figures": figures,
             "phases": replica0_phases(sim_dir, real_dirs),
-            "placement": reals[0].get("placement"),
+            "placement": reals[0].get("placement"), "real_dirs": real_dirs,
             "calibrated_from": simulated.get("calibrated_from"),
             "variants": variants(scenario, overrides, folder, real_dirs,
                                  figures[HEADLINE]["real"])}
@@ -238,6 +240,45 @@ def replica0_phases(sim_dir, real_dirs):
     return phases
 
 
+def staleness_of(run_dir):
+    """The staleness of every update a parameter server applied (steps.csv)."""
+    with open(os.path.join(run_dir, "steps.csv")) as f:
+        return [int(float(r["staleness"])) for r in csv.DictReader(f)
+                if r["task"].startswith("ps:") and r["staleness"] not in ("", None)]
+
+
+def ks_distance(a, b):
+    """The Kolmogorov-Smirnov distance of two samples: the largest gap
+    between their distribution functions."""
+    if not a or not b:
+        return None
+    a, b = sorted(a), sorted(b)
+    gap = 0.0
+    for x in sorted(set(a) | set(b)):
+        gap = max(gap, abs(bisect.bisect_right(a, x) / len(a) - bisect.bisect_right(b, x) / len(b)))
+    return gap
+
+
+def staleness_table(results, out):
+    """Per asynchronous parameter-server shape: the staleness distribution
+    simulated (with the profile) against the real runs', pooled."""
+    lines = []
+    for name, r in results.items():
+        sim = staleness_of(os.path.join(out, name, "sim"))
+        real = [s for d in r.get("real_dirs", []) for s in staleness_of(d)]
+        distance = ks_distance(sim, real)
+        if distance is None or not any(sim):
+            continue
+        r["staleness_ks"] = distance
+        lines.append(f"| {name} | {distance:.2f} | {statistics.mean(sim):.2f} / "
+                     f"{statistics.mean(real):.2f} | {max(sim)} / {max(real)} |")
+    if not lines:
+        return []
+    return ["", "Staleness of the asynchronous servers' updates, simulated against real "
+            "(Kolmogorov-Smirnov distance of the two distributions):", "",
+            "| shape | KS distance | mean staleness | largest |", "|---|---|---|---|"] + lines
+
+
 def cpu_times():
     """(steal, total) jiffies of every CPU so far (/proc/stat)."""
     with open("/proc/stat") as f:
@@ -299,7 +340,7 @@ def phase_table(results, prefix=""):
     return lines
 
 
-def markdown(results, machine, quiet):
+def markdown(results, machine, quiet, out):
     lines = [f"Machine: {machine}", "", quiet, ""]
     header = "| shape | " + " | ".join(label for _, label, _ in FIGURES) + " |"
     lines += [header, "|---" * (len(FIGURES) + 1) + "|"]
@@ -322,6 +363,7 @@ def markdown(results, machine, quiet):
     lines += phase_table(results)
     lines += phase_table(results, "cpu_")
     lines += variants_table(results)
+    lines += staleness_table(results, out)
     return "\n".join(lines) + "\n"
 
 
@@ -404,7 +446,7 @@ def main():
              + (". NOT QUIET: the real figures are unreliable." if steal > 0.02 or
                 (widest and widest[0] > 0.15) else "."))
     log(quiet)
-    text = markdown(results, machine, quiet)
+    text = markdown(results, machine, quiet, out)
     with open(os.path.join(out, "fidelity.json"), "w") as f:
         json.dump({"machine": machine, "command": " ".join(sys.argv), "steal_fraction": steal,
                    "real_spreads": spreads, "results": results}, f, indent=1)
