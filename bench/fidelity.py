@@ -25,10 +25,10 @@ CPU time stolen by the hypervisor while it ran (/proc/stat), and the spread
 of the repeated real runs of each shape.
 
 After ./calibrate, it profiles each model the shapes train
-(./calibrate --scenario: short real runs of two tasks, a ring of two and
-the chief with one parameter server), so that the simulations charge
-each phase's work what it cost there; the shapes themselves have 2 to 6
-tasks. Each shape is also simulated with the model's costs alone
+(./calibrate --scenario: short real runs of a ring of two, a ring of four
+and the chief with one parameter server), so that the simulations charge
+each phase's work what it cost there, beside as many tasks computing; the
+shapes themselves have 2 to 6 tasks. Each shape is also simulated with the model's costs alone
 (--no-profile), and with the CPU costs of its own real runs
 (--calibrate-from), which shows what is left of the error once the CPU
 time is right. --no-profile skips the profiles.

@@ -45,7 +45,48 @@ std::size_t at(TaskClass c) {
   return static_cast<std::size_t>(c);
 }
 
+// Each run's replicas' scale of phase p against their neighbours (the
+// other replicas): a least-squares line when the runs differ in them.
+void fit_neighbours(const std::vector<RunPair>& runs, std::size_t p, PhaseCost& cost) {
+  std::vector<std::pair<double, double>> points;  // (neighbours, scale)
+  for (const RunPair& run : runs) {
+    const ClassTotals& r = run.real.by_class[at(TaskClass::kReplica)];
+    const ClassTotals& s = run.simulated.by_class[at(TaskClass::kReplica)];
+    if (r.tasks == 0 || s.tasks == 0) continue;
+    const double real_rest = r.cpu_seconds[p] - r.first_cpu_seconds[p];
+    const double simulated_rest = s.cpu_seconds[p] - s.first_cpu_seconds[p];
+    double scale = 0;
+    if (real_rest > 0 && simulated_rest > 0) {
+      scale = real_rest / simulated_rest;
+    } else if (s.cpu_seconds[p] > 0) {
+      scale = r.cpu_seconds[p] / s.cpu_seconds[p];
+    } else {
+      continue;
+    }
+    points.emplace_back(r.tasks - 1, scale);
+  }
+  double mean_x = 0, mean_y = 0;
+  for (const auto& [x, y] : points) {
+    mean_x += x / static_cast<double>(points.size());
+    mean_y += y / static_cast<double>(points.size());
+  }
+  double sxx = 0, sxy = 0, most = 0;
+  for (const auto& [x, y] : points) {
+    sxx += (x - mean_x) * (x - mean_x);
+    sxy += (x - mean_x) * (y - mean_y);
+    most = std::max(most, x);
+  }
+  if (!(sxx > 0)) return;  // one number of replicas: the pooled scale
+  cost.scale_per_neighbour = sxy / sxx;
+  cost.scale = mean_y - cost.scale_per_neighbour * mean_x;
+  cost.max_neighbours = static_cast<int>(most);
+}
+
 }  // namespace
+
+double scale_beside(const PhaseCost& cost, int neighbours) {
+  return cost.scale + cost.scale_per_neighbour * std::min(neighbours, cost.max_neighbours);
+}
 
 TaskClass task_class_of(strategy::Role role) {
   return role == strategy::Role::kPs ? TaskClass::kServer : TaskClass::kReplica;
@@ -228,6 +269,7 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
       } else if (real[p] > 0 && one_work_a_step(phase) && real_steps > 0) {
         cost.cpu_seconds_per_work = real[p] / static_cast<double>(real_steps);
       }
+      if (c == TaskClass::kReplica) fit_neighbours(runs, p, cost);
       if (varies_by_step(phase) && real_variance_steps[p] > 0) {
         const double simulated_part =
             simulated_variance_steps[p] > 0
@@ -249,13 +291,17 @@ std::string measured_costs_json(const MeasuredCosts& costs) {
     for (int p = 0; p < strategy::kPhases; ++p) {
       const PhaseCost& cost = costs.by_class[at(c)][static_cast<std::size_t>(p)];
       if (cost.scale == 1 && cost.cpu_seconds_per_work == 0 && cost.first_cpu_seconds == 0 &&
-          cost.spread == 0) {
+          cost.spread == 0 && cost.scale_per_neighbour == 0) {
         continue;
       }
       json entry{{"scale", cost.scale}};
       if (cost.cpu_seconds_per_work > 0) entry["cpu_seconds_per_work"] = cost.cpu_seconds_per_work;
       if (cost.first_cpu_seconds > 0) entry["first_cpu_seconds"] = cost.first_cpu_seconds;
       if (cost.spread > 0) entry["spread"] = cost.spread;
+      if (cost.scale_per_neighbour != 0) {
+        entry["scale_per_neighbour"] = cost.scale_per_neighbour;
+        entry["max_neighbours"] = cost.max_neighbours;
+      }
       phases[std::string(strategy::phase_name(static_cast<Phase>(p)))] = entry;
     }
     out[class_name(c)] = phases;

@@ -35,8 +35,16 @@ namespace distlab::sim {
 // slowest replica, and an asynchronous one's updates arrive in a varying
 // order (measured: 0.09-0.18 in CPU time beside one other task, against
 // 0.01 simulated).
+// With real runs of different numbers of replicas (the chief alone with
+// a server, a ring of two, a ring of four), the scale is a line in the
+// tasks computing beside the work at the time, up to the most measured:
+// a forward pass of the lab CNN costs 0.8 of the model's CPU beside one
+// other replica and 1.0 beside three (the cores' caches and memory
+// shared).
 struct PhaseCost {
-  double scale = 1;
+  double scale = 1;  // with `scale_per_neighbour`: beside no task computing
+  double scale_per_neighbour = 0;
+  int max_neighbours = 0;  // the most measured beside; more are charged as these
   double cpu_seconds_per_work = 0;
   double first_cpu_seconds = 0;
   double spread = 0;
@@ -48,7 +56,13 @@ using PhaseCosts = std::array<PhaseCost, strategy::kPhases>;
 struct TaskCosts {
   PhaseCosts phases{};
   uint64_t seed = 0;
+  // The tasks computing on the shared host now (one_host), which every
+  // task's runtime counts itself in and out of; none elsewhere.
+  int* computing = nullptr;
 };
+
+// A phase's scale beside `neighbours` tasks computing.
+double scale_beside(const PhaseCost& cost, int neighbours);
 
 // The two kinds of task whose work differs.
 enum class TaskClass { kReplica, kServer };
@@ -93,7 +107,10 @@ RunTotals read_run_totals(const std::string& run_dir);
 // scenario), pooled: a phase's scale is the real CPU over the simulated
 // CPU, all runs added up, less each task's first step with the phase;
 // what the real first steps took beyond the simulated ones at that scale
-// is the first work's own cost, per task. (With no step after the first,
+// is the first work's own cost, per task. Where the runs had different
+// numbers of replicas, each run's replicas' scale is set against its
+// replicas less one (the neighbours computing beside them, all at once in
+// a ring) and a line fitted through them. (With no step after the first,
 // the scale takes the whole.) A phase the simulation gave no CPU and the
 // real run did gets the real CPU per step as the CPU of each piece of
 // work, where a step runs one (input: gathering the batch). A step's

@@ -59,6 +59,7 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
       phase_costs_(costs.phases),
+      computing_(costs.computing),
       spread_random_(costs.seed) {}
 
 int SimRuntime::charged_threads() const {
@@ -69,7 +70,9 @@ double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
   if (device_.runs_ahead) return seconds;  // measured on CPUs only
   const auto p = static_cast<std::size_t>(strategy::index_of(phase));
   const PhaseCost& cost = phase_costs_[p];
-  double step = seconds > 0 ? seconds * cost.scale : cost.cpu_seconds_per_work / charged_threads();
+  const int neighbours = computing_ ? *computing_ : 0;
+  double step = seconds > 0 ? seconds * scale_beside(cost, neighbours)
+                            : cost.cpu_seconds_per_work / charged_threads();
   if (cost.spread > 0 && step > 0) {
     // A lognormal of the same mean: exp(spread z - spread^2 / 2).
     std::normal_distribution<double> z;
@@ -98,6 +101,17 @@ void SimRuntime::spend_compute(double seconds) {
   // Alone, each of the threads computes at one core's speed for `seconds`;
   // beside other tasks' executions, SimGrid shares the cores among all.
   if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  // Counted among the tasks computing while it computes, even when killed
+  // meanwhile (the kill unwinds through here).
+  struct Computing {
+    int* count;
+    explicit Computing(int* c) : count(c) {
+      if (count) ++*count;
+    }
+    ~Computing() {
+      if (count) --*count;
+    }
+  } computing(computing_);
   simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, compute_threads_);
 }
 

@@ -136,8 +136,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--samples", o.samples,
                  "also write every layer pass measured, with its prediction, to this CSV");
   app.add_option("--scenario", o.scenarios,
-                 "measure this scenario's model instead, in short real runs of two tasks here\n"
-                 "(a ring of two, and the chief with one parameter server);\n"
+                 "measure this scenario's model instead, in short real runs here (a ring of\n"
+                 "two, a ring of four, and the chief with one parameter server);\n"
                  "./simulate then uses them for that model on machine local, one_host\n"
                  "(repeatable)")
       ->check(CLI::ExistingFile);
@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
       "  ./calibrate --scenario scenarios/cifar10_mlp_sync.yaml\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.machine=local \\\n"
       "             --set cluster.placement=one_host\n"
-      "Profiles: --scenario runs the scenario's model for real on this machine, two tasks\n"
-      "at a time, and keeps the runs beside the overlay (profiles/<model>-<hash>/); every\n"
+      "Profiles: --scenario runs the scenario's model for real on this machine, in three\n"
+      "small shapes, and keeps the runs beside the overlay (profiles/<model>-<hash>/); every\n"
       "./simulate of that model on machine local with one_host placement then charges each\n"
       "phase's work at what it cost there (see ./simulate --calibrate-from).\n"
       "Measure with the machine otherwise idle. --threads should be the compute threads\n"

@@ -39,11 +39,13 @@ int64_t profile_steps(const run::Scenario& scenario) {
 }
 
 // Every model can train under either strategy, and a profile is the
-// model's: a replica's work measured beside another replica, and a
-// server's beside its one client.
+// model's: a replica's work measured alone beside a server, beside one
+// other replica and beside three (the slowdown of tasks computing at
+// once), and a server's beside its one client.
 const std::vector<ProfileShape>& profile_shapes() {
   static const std::vector<ProfileShape> shapes{
       {"ring-2", {"strategy.name=allreduce", "cluster.workers=1"}},
+      {"ring-4", {"strategy.name=allreduce", "cluster.workers=3"}},
       {"ps-2",
        {"strategy.name=parameter_server", "strategy.mode=async", "cluster.workers=0",
         "cluster.ps=1"}}};

@@ -1,6 +1,6 @@
 // ./calibrate --scenario S: the model of S measured on this machine in real
-// runs of two tasks (./realnet --launch): a ring of two, and the chief with
-// one parameter server. ./simulate then uses them
+// runs (./realnet --launch): a ring of two, a ring of four, and the chief
+// with one parameter server. ./simulate then uses them
 // for every simulation of that model on machine local with one_host
 // placement (./simulate --calibrate-from, sim/measured_costs.h), so that
 // each phase's work costs what this model's real steps cost here, beside

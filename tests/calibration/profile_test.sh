@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./calibrate --scenario as a user meets it: it runs the scenario's model
-# for real, two tasks at a time (a ring of two, the chief with one
-# parameter server), keeps the runs beside the overlay under the model's
+# for real in three small shapes (a ring of two, a ring of four, the chief
+# with one parameter server), keeps the runs beside the overlay under the model's
 # name and fingerprint, and ./simulate then charges that model's phases
 # what they cost there, on machine local with one_host placement only, and
 # not for a changed model or with --no-profile.
@@ -46,15 +46,18 @@ check "the ring of two is a real run of 2 tasks" \
   py "$profile/ring-2/summary.json" 'd["backend"] == "realnet" and len(d["tasks"]) == 2 and d["steps"] == 200'
 check "the other is the chief and one server" \
   py "$profile/ps-2/summary.json" 'sorted(t["role"] for t in d["tasks"]) == ["chief", "ps"]'
+check "the ring of four is 4 tasks" py "$profile/ring-4/summary.json" 'len(d["tasks"]) == 4'
 check "profile.json says how each run was made" \
-  py "$profile/profile.json" '[r["run"] for r in d["runs"]] == ["ring-2", "ps-2"] and d["threads"] == 1 and all(r["command"].startswith("./realnet --launch ") for r in d["runs"])'
+  py "$profile/profile.json" '[r["run"] for r in d["runs"]] == ["ring-2", "ring-4", "ps-2"] and d["threads"] == 1 and all(r["command"].startswith("./realnet --launch ") for r in d["runs"])'
 check "nothing partial is left" test -z "$(ls -d "$profile"/*.partial "$profile"/*.log 2>/dev/null)"
 
 run "$simulate" "$ps" "${local_one_host[@]}" --out sim
 check "./simulate on local, one_host, exits 0" test "$rc" -eq 0 || show_err
 check "... saying the profile is used" has "each phase costs what the profile of taxi_wide_deep.yaml measured here ($profile" "$work/err"
 check "... which summary.json keeps" \
-  py sim/summary.json "sorted(d['calibrated_from']['runs']) == ['$profile/ps-2', '$profile/ring-2'] and 'server' in d['calibrated_from']"
+  py sim/summary.json "sorted(d['calibrated_from']['runs']) == ['$profile/ps-2', '$profile/ring-2', '$profile/ring-4'] and 'server' in d['calibrated_from']"
+check "... with scales that grow or shrink with the tasks computing at once" \
+  py sim/summary.json "any('scale_per_neighbour' in v for v in d['calibrated_from']['replica'].values())"
 
 run "$simulate" "$ps" "${local_one_host[@]}" --no-profile --out plain
 check "--no-profile: the model's costs" py plain/summary.json '"calibrated_from" not in d'

@@ -241,15 +241,14 @@ TEST_CASE("a phase's spread is the variance of its steps' log CPU beyond the sim
   // e^0.2 s (logs about their mean: -0.1, +0.1), the worker's e^1 and e^1.4
   // (-0.2, +0.2); pooled, (0.01 + 0.01 + 0.04 + 0.04) / 4 = 0.025.
   const auto e = [](double x) { return std::to_string(std::exp(x)); };
-  const TemporaryRun run(R"({"tasks": [
+  const TemporaryRun run(
+      R"({"tasks": [
     {"task": "chief:0", "role": "chief", "steps": 3, "phase_cpu_seconds": {"forward": 9}},
     {"task": "worker:0", "role": "worker", "steps": 3, "phase_cpu_seconds": {"forward": 9}}]})",
-                         std::string(kStepsHeader) + "chief:0,0,5,0,0,0,0,0,0,0,0,1\n" +
-                             "worker:0,0,5,0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0) +
-                             ",0,0,0,0,0,0,0,0,1\n" + "worker:0,0," + e(1) +
-                             ",0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0.2) +
-                             ",0,0,0,0,0,0,0,0,1\n" + "worker:0,0," + e(1.4) +
-                             ",0,0,0,0,0,0,0,0,1\n");
+      std::string(kStepsHeader) + "chief:0,0,5,0,0,0,0,0,0,0,0,1\n" +
+          "worker:0,0,5,0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0) + ",0,0,0,0,0,0,0,0,1\n" +
+          "worker:0,0," + e(1) + ",0,0,0,0,0,0,0,0,1\n" + "chief:0,0," + e(0.2) +
+          ",0,0,0,0,0,0,0,0,1\n" + "worker:0,0," + e(1.4) + ",0,0,0,0,0,0,0,0,1\n");
   const RunTotals t = sim::read_run_totals(run.path.string());
   CHECK(t.by_class[kReplica].log_cpu_steps[at(Phase::kForward)] == 4);
   CHECK(t.by_class[kReplica].log_cpu_variance[at(Phase::kForward)] == Approx(0.025).epsilon(1e-4));
@@ -263,4 +262,30 @@ TEST_CASE("a phase's spread is the variance of its steps' log CPU beyond the sim
   CHECK(costs.of(Role::kChief)[at(Phase::kForward)].spread == Approx(std::sqrt(0.025 - 0.009)));
   // Evaluations are few: no spread is fitted to them.
   CHECK(costs.of(Role::kChief)[at(Phase::kEvaluation)].spread == 0);
+}
+
+TEST_CASE("runs of different numbers of replicas give a scale in the neighbours computing",
+          "[measured_costs]") {
+  // A replica's forward passes: real / simulated CPU 0.8 with no other
+  // replica (the chief beside a server), 1.0 beside one, 1.4 beside three.
+  auto run = [](int replicas, double scale) {
+    RunPair pair;
+    pair.real.by_class[kReplica] = totals({{Phase::kForward, scale * replicas}}, 10, replicas);
+    pair.simulated.by_class[kReplica] = totals({{Phase::kForward, 1.0 * replicas}}, 10, replicas);
+    return pair;
+  };
+  const sim::MeasuredCosts costs = sim::fit_measured_costs({run(1, 0.8), run(2, 1.0), run(4, 1.4)});
+  const sim::PhaseCost& forward = costs.of(Role::kWorker)[at(Phase::kForward)];
+  CHECK(forward.scale == Approx(0.8));
+  CHECK(forward.scale_per_neighbour == Approx(0.2));
+  CHECK(forward.max_neighbours == 3);
+  CHECK(sim::scale_beside(forward, 0) == Approx(0.8));
+  CHECK(sim::scale_beside(forward, 2) == Approx(1.2));
+  // Beyond the most measured, no extrapolation.
+  CHECK(sim::scale_beside(forward, 7) == Approx(1.4));
+  CHECK_THAT(sim::measured_costs_json(costs), Catch::Contains(R"("max_neighbours":3)"));
+  // One number of replicas: one scale, pooled.
+  const sim::MeasuredCosts one = sim::fit_measured_costs({run(2, 1.0), run(2, 1.2)});
+  CHECK(one.of(Role::kWorker)[at(Phase::kForward)].scale == Approx(1.1));
+  CHECK(one.of(Role::kWorker)[at(Phase::kForward)].scale_per_neighbour == 0);
 }
