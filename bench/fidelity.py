@@ -192,8 +192,8 @@ def variants(scenario, overrides, folder, real_dirs, real):
 
 def variants_table(results):
     lines = ["", "Examples per second from the first step, simulated / real (error), three ways: "
-             "with the profile (the headline: each phase at the CPU cost that 2-task real runs "
-             "of the model measured here), with the model's costs alone (./calibrate's fits), and "
+             "with the profile (the headline: each phase at the CPU cost that short real runs "
+             "of the model measured here: a ring of two, a ring of four, the chief with a server), with the model's costs alone (./calibrate's fits), and "
              "with the CPU costs of the shape's own real runs (what is left once the CPU is "
              "right):", "",
              "| shape | with the profile | the model alone | CPU of its own runs |",
