@@ -105,12 +105,11 @@ class SimRuntime : public strategy::Runtime {
   int charged_threads() const;
 
   int ordinal_;
-  int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
-  MessageCpu message_cpu_;   // what a message costs the shared host
-  PhaseCosts phase_costs_;
+  int compute_threads_ = 0;        // on a shared host; 0: the host is the task's own
+  MessageCpu message_cpu_;         // what a message costs the shared host
+  PhaseCosts phase_costs_;         // the model's costs, as a real run measured them
+  int* computing_ = nullptr;       // the tasks computing on the shared host now
   std::mt19937_64 spread_random_;  // draws the spread of each step's work
-  int* computing_ = nullptr;  // the tasks computing on the shared host now   // the model's costs,
-                              // as a real run measured them
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)
