@@ -462,11 +462,15 @@ std::string MachineCatalog::default_overlay_path() {
   return DISTLAB_SOURCE_DIR "/scenarios/machines.local.yaml";
 }
 
-MachineCatalog MachineCatalog::load_default() {
+std::vector<std::string> MachineCatalog::default_paths() {
   std::vector<std::string> paths = {DISTLAB_SOURCE_DIR "/scenarios/machines.yaml"};
   const std::string overlay = default_overlay_path();
   if (!overlay.empty() && std::filesystem::exists(overlay)) paths.push_back(overlay);
-  return load(paths);
+  return paths;
+}
+
+MachineCatalog MachineCatalog::load_default() {
+  return load(default_paths());
 }
 
 const MachineType& MachineCatalog::machine(const std::string& name) const {

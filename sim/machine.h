@@ -114,6 +114,8 @@ class MachineCatalog {
   static MachineCatalog load_default();
   // scenarios/machines.local.yaml, or $DISTLAB_MACHINES_OVERLAY when set.
   static std::string default_overlay_path();
+  // The files load_default() reads: the catalog, and the overlay if any.
+  static std::vector<std::string> default_paths();
 
   // Throws InputError listing the closest names for an unknown type.
   const MachineType& machine(const std::string& name) const;

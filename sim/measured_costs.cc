@@ -283,6 +283,33 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
   return costs;
 }
 
+MeasuredCosts parse_measured_costs(const std::string& text) {
+  MeasuredCosts costs;
+  try {
+    const json in = json::parse(text);
+    costs.runs = in.at("runs").get<std::vector<std::string>>();
+    for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
+      if (!in.contains(class_name(c))) continue;
+      costs.measured[at(c)] = true;
+      for (const auto& [name, entry] : in.at(class_name(c)).items()) {
+        int p = 0;
+        while (p < strategy::kPhases && strategy::phase_name(static_cast<Phase>(p)) != name) ++p;
+        if (p == strategy::kPhases) throw Error("no phase " + name);
+        PhaseCost& cost = costs.by_class[at(c)][static_cast<std::size_t>(p)];
+        cost.scale = entry.at("scale").get<double>();
+        cost.cpu_seconds_per_work = entry.value("cpu_seconds_per_work", 0.0);
+        cost.first_cpu_seconds = entry.value("first_cpu_seconds", 0.0);
+        cost.spread = entry.value("spread", 0.0);
+        cost.scale_per_neighbour = entry.value("scale_per_neighbour", 0.0);
+        cost.max_neighbours = entry.value("max_neighbours", 0);
+      }
+    }
+  } catch (const json::exception& e) {
+    throw Error(std::string("not a fit of measured costs: ") + e.what());
+  }
+  return costs;
+}
+
 std::string measured_costs_json(const MeasuredCosts& costs) {
   json out{{"runs", costs.runs}};
   for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {

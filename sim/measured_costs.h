@@ -126,5 +126,8 @@ MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs);
 // The fit as summary.json keeps it (calibrated_from): the runs, and per
 // class the phases whose costs differ from the model's.
 std::string measured_costs_json(const MeasuredCosts& costs);
+// The same read back, exactly (a profile's fit is kept so). Throws Error
+// for text that is not such an object.
+MeasuredCosts parse_measured_costs(const std::string& text);
 
 }  // namespace distlab::sim

@@ -8,10 +8,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <span>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/sha256.h"
 #include "common/subprocess.h"
+#include "common/version.h"
+#include "sim/machine.h"
 
 namespace distlab::simulate {
 namespace {
@@ -127,6 +133,54 @@ sim::MeasuredCosts measured_costs_from(const std::vector<std::string>& run_dirs,
   }
   sim::MeasuredCosts costs = sim::fit_measured_costs(pairs);
   costs.runs = run_dirs;
+  return costs;
+}
+
+namespace {
+
+std::string file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// What a fit depends on: distlab's version, the catalog's files and each
+// run's summary (every run's CPU by phase is in it).
+std::string fit_key(const std::vector<std::string>& run_dirs,
+                    const std::vector<std::string>& machines) {
+  std::string all = std::string(version()) + "\n";
+  const std::vector<std::string> catalog =
+      machines.empty() ? sim::MachineCatalog::default_paths() : machines;
+  for (const std::string& path : catalog) all += path + "\n" + file_text(path) + "\n";
+  for (const std::string& dir : run_dirs) {
+    all += dir + "\n" + file_text(fs::path(dir) / "summary.json") + "\n";
+  }
+  return sha256_hex(std::as_bytes(std::span<const char>(all.data(), all.size())));
+}
+
+}  // namespace
+
+sim::MeasuredCosts profile_costs(const std::vector<std::string>& run_dirs,
+                                 const run::Scenario& target,
+                                 const std::vector<std::string>& machines) {
+  const fs::path cache = fs::path(run_dirs.front()).parent_path() / "fitted.json";
+  const std::string key = fit_key(run_dirs, machines);
+  try {
+    const json kept = json::parse(file_text(cache));
+    if (kept.value("key", std::string()) == key) {
+      return sim::parse_measured_costs(kept.at("costs").dump());
+    }
+  } catch (const std::exception&) {
+    // No fit kept, or not this one: fitted below.
+  }
+  sim::MeasuredCosts costs = measured_costs_from(run_dirs, target, machines);
+  const json kept{{"key", key}, {"costs", json::parse(sim::measured_costs_json(costs))}};
+  const std::string text = kept.dump(1) + "\n";
+  try {
+    write_file_atomically(cache.string(),
+                          std::as_bytes(std::span<const char>(text.data(), text.size())));
+  } catch (const std::exception&) {
+    // A profile in a folder this user cannot write: fitted every time.
+  }
   return costs;
 }
 

@@ -24,6 +24,14 @@ sim::MeasuredCosts measured_costs_from(const std::vector<std::string>& run_dirs,
                                        const run::Scenario& target,
                                        const std::vector<std::string>& machines);
 
+// The same for a model's profile (sim/model_profile.h), fitted once and
+// kept in the profile's folder (fitted.json) for as long as the profile's
+// runs, the machine catalog and distlab's version are those it was fitted
+// with: a profiled simulation does not simulate the profile's runs again.
+sim::MeasuredCosts profile_costs(const std::vector<std::string>& run_dirs,
+                                 const run::Scenario& target,
+                                 const std::vector<std::string>& machines);
+
 // One line per fitted class, for the user: "replica: forward x1.67, ...".
 std::vector<std::string> describe_measured_costs(const sim::MeasuredCosts& costs);
 

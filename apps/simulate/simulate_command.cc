@@ -185,7 +185,9 @@ int simulate_command(const Options& o) {
   SimulationDisplay display(o.quiet);
   sim::SimulationOptions options = simulation_options(o, dir, display);
   if (!measured.empty()) {
-    options.measured_costs = measured_costs_from(measured, scenario, o.machines);
+    options.measured_costs = o.calibrate_from.empty()
+                                 ? profile_costs(measured, scenario, o.machines)
+                                 : measured_costs_from(measured, scenario, o.machines);
     if (!o.quiet) {
       for (const std::string& line : describe_measured_costs(*options.measured_costs)) {
         std::fprintf(stderr, "measured costs: %s\n", line.c_str());

@@ -59,6 +59,22 @@ check "... which summary.json keeps" \
 check "... with scales that grow or shrink with the tasks computing at once" \
   py sim/summary.json "any('scale_per_neighbour' in v for v in d['calibrated_from']['replica'].values())"
 
+check "... and the fit is kept in the profile" \
+  py "$profile/fitted.json" '"key" in d and "replica" in d["costs"]'
+run "$simulate" "$ps" "${local_one_host[@]}" --out again
+check "a second simulation gives the same steps" cmp -s sim/steps.csv again/steps.csv
+# The kept fit is what a simulation uses while the profile is unchanged...
+"$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["costs"]["replica"]["forward"]["scale"] = 99
+json.dump(d, open(sys.argv[1], "w"))' "$profile/fitted.json"
+run "$simulate" "$ps" "${local_one_host[@]}" --out kept
+check "... the kept fit is used" py kept/summary.json 'd["calibrated_from"]["replica"]["forward"]["scale"] == 99'
+# ... and is fitted again once a run of the profile changes.
+echo " " >>"$profile/ring-2/summary.json"
+run "$simulate" "$ps" "${local_one_host[@]}" --out refitted
+check "... until a run of the profile changes" cmp -s sim/steps.csv refitted/steps.csv
+
 run "$simulate" "$ps" "${local_one_host[@]}" --no-profile --out plain
 check "--no-profile: the model's costs" py plain/summary.json '"calibrated_from" not in d'
 check "... and no note" test -z "$(grep -F "profile of" "$work/err" || true)"

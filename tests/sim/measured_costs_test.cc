@@ -289,3 +289,36 @@ TEST_CASE("runs of different numbers of replicas give a scale in the neighbours 
   CHECK(one.of(Role::kWorker)[at(Phase::kForward)].scale == Approx(1.1));
   CHECK(one.of(Role::kWorker)[at(Phase::kForward)].scale_per_neighbour == 0);
 }
+
+TEST_CASE("a fit read back from its JSON is the same fit, exactly", "[measured_costs]") {
+  sim::MeasuredCosts costs;
+  costs.runs = {"a", "b"};
+  costs.measured = {true, true};
+  sim::PhaseCost& forward = costs.by_class[kReplica][at(Phase::kForward)];
+  forward = {.scale = 0.1 + 0.2,  // not a short decimal
+             .scale_per_neighbour = -0.05,
+             .max_neighbours = 3,
+             .cpu_seconds_per_work = 0,
+             .first_cpu_seconds = 1.0 / 3,
+             .spread = 0.17};
+  costs.by_class[kReplica][at(Phase::kInput)].cpu_seconds_per_work = 7e-5;
+  costs.by_class[kServer][at(Phase::kOptimizer)].scale = 3.7;
+  const sim::MeasuredCosts back = sim::parse_measured_costs(sim::measured_costs_json(costs));
+  CHECK(back.runs == costs.runs);
+  CHECK(back.measured == costs.measured);
+  for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t p = 0; p < static_cast<std::size_t>(strategy::kPhases); ++p) {
+      const sim::PhaseCost& a = costs.by_class[c][p];
+      const sim::PhaseCost& b = back.by_class[c][p];
+      CHECK(a.scale == b.scale);
+      CHECK(a.cpu_seconds_per_work == b.cpu_seconds_per_work);
+      CHECK(a.first_cpu_seconds == b.first_cpu_seconds);
+      CHECK(a.spread == b.spread);
+      CHECK(a.scale_per_neighbour == b.scale_per_neighbour);
+      CHECK(a.max_neighbours == b.max_neighbours);
+    }
+  }
+  CHECK_THROWS_WITH(sim::parse_measured_costs(R"({"runs": [], "replica": {"warp": {"scale": 1}}})"),
+                    Catch::Contains("no phase warp"));
+  CHECK_THROWS_AS(sim::parse_measured_costs("[1, 2"), Error);
+}
