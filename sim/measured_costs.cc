@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
@@ -45,6 +46,44 @@ std::size_t at(TaskClass c) {
   return static_cast<std::size_t>(c);
 }
 
+// Adds a run's totals of a class to `sum`; the log-CPU variances weighed
+// by their steps.
+void add(ClassTotals& sum, const ClassTotals& t) {
+  for (std::size_t p = 0; p < sum.cpu_seconds.size(); ++p) {
+    sum.cpu_seconds[p] += t.cpu_seconds[p];
+    sum.first_cpu_seconds[p] += t.first_cpu_seconds[p];
+    sum.firsts[p] += t.firsts[p];
+    const int64_t steps = sum.log_cpu_steps[p] + t.log_cpu_steps[p];
+    if (steps > 0) {
+      sum.log_cpu_variance[p] =
+          (sum.log_cpu_variance[p] * static_cast<double>(sum.log_cpu_steps[p]) +
+           t.log_cpu_variance[p] * static_cast<double>(t.log_cpu_steps[p])) /
+          static_cast<double>(steps);
+    }
+    sum.log_cpu_steps[p] = steps;
+  }
+  sum.steps += t.steps;
+  sum.tasks += t.tasks;
+}
+
+// Phase p's real CPU over its simulated CPU: after each task's first step
+// (of_rest) where both sides have steps after it, else of the whole; none
+// where the simulation gave the phase no CPU.
+struct Scale {
+  double value = 1;
+  bool of_rest = false;
+};
+std::optional<Scale> scale_of(const ClassTotals& real, const ClassTotals& simulated,
+                              std::size_t p) {
+  const double real_rest = real.cpu_seconds[p] - real.first_cpu_seconds[p];
+  const double simulated_rest = simulated.cpu_seconds[p] - simulated.first_cpu_seconds[p];
+  if (real_rest > 0 && simulated_rest > 0 && real.firsts[p] > 0) {
+    return Scale{real_rest / simulated_rest, true};
+  }
+  if (simulated.cpu_seconds[p] > 0) return Scale{real.cpu_seconds[p] / simulated.cpu_seconds[p]};
+  return std::nullopt;
+}
+
 // Each run's replicas' scale of phase p against their neighbours (the
 // other replicas): a least-squares line when the runs differ in them.
 void fit_neighbours(const std::vector<RunPair>& runs, std::size_t p, PhaseCost& cost) {
@@ -53,17 +92,9 @@ void fit_neighbours(const std::vector<RunPair>& runs, std::size_t p, PhaseCost& 
     const ClassTotals& r = run.real.by_class[at(TaskClass::kReplica)];
     const ClassTotals& s = run.simulated.by_class[at(TaskClass::kReplica)];
     if (r.tasks == 0 || s.tasks == 0) continue;
-    const double real_rest = r.cpu_seconds[p] - r.first_cpu_seconds[p];
-    const double simulated_rest = s.cpu_seconds[p] - s.first_cpu_seconds[p];
-    double scale = 0;
-    if (real_rest > 0 && simulated_rest > 0) {
-      scale = real_rest / simulated_rest;
-    } else if (s.cpu_seconds[p] > 0) {
-      scale = r.cpu_seconds[p] / s.cpu_seconds[p];
-    } else {
-      continue;
+    if (const std::optional<Scale> scale = scale_of(r, s, p)) {
+      points.emplace_back(r.tasks - 1, scale->value);
     }
-    points.emplace_back(r.tasks - 1, scale);
   }
   double mean_x = 0, mean_y = 0;
   for (const auto& [x, y] : points) {
@@ -227,56 +258,33 @@ RunTotals read_run_totals(const std::string& run_dir) {
 MeasuredCosts fit_measured_costs(const std::vector<RunPair>& runs) {
   MeasuredCosts costs;
   for (const TaskClass c : {TaskClass::kReplica, TaskClass::kServer}) {
-    std::array<double, strategy::kPhases> real{}, simulated{}, real_first{}, simulated_first{};
-    std::array<int, strategy::kPhases> real_firsts{};
-    // Log-CPU variances weighed by their steps, added up, and the steps.
-    std::array<double, strategy::kPhases> real_variance{}, simulated_variance{};
-    std::array<int64_t, strategy::kPhases> real_variance_steps{}, simulated_variance_steps{};
-    int64_t real_steps = 0;
-    int real_tasks = 0;
+    ClassTotals real, simulated;
     for (const RunPair& run : runs) {
-      const ClassTotals& r = run.real.by_class[at(c)];
-      const ClassTotals& s = run.simulated.by_class[at(c)];
       // A class the simulation of the same scenario lacks is not a pair.
-      if (r.tasks == 0 || s.tasks == 0) continue;
-      for (std::size_t p = 0; p < real.size(); ++p) {
-        real[p] += r.cpu_seconds[p];
-        simulated[p] += s.cpu_seconds[p];
-        real_first[p] += r.first_cpu_seconds[p];
-        simulated_first[p] += s.first_cpu_seconds[p];
-        real_firsts[p] += r.firsts[p];
-        real_variance[p] += r.log_cpu_variance[p] * static_cast<double>(r.log_cpu_steps[p]);
-        real_variance_steps[p] += r.log_cpu_steps[p];
-        simulated_variance[p] += s.log_cpu_variance[p] * static_cast<double>(s.log_cpu_steps[p]);
-        simulated_variance_steps[p] += s.log_cpu_steps[p];
-      }
-      real_steps += r.steps;
-      real_tasks += r.tasks;
+      if (run.real.by_class[at(c)].tasks == 0 || run.simulated.by_class[at(c)].tasks == 0) continue;
+      add(real, run.real.by_class[at(c)]);
+      add(simulated, run.simulated.by_class[at(c)]);
     }
-    if (real_tasks == 0) continue;
+    if (real.tasks == 0) continue;
     costs.measured[at(c)] = true;
     for (const Phase phase : kScaled) {
       const auto p = static_cast<std::size_t>(strategy::index_of(phase));
       PhaseCost& cost = costs.by_class[at(c)][p];
-      const double real_rest = real[p] - real_first[p];
-      const double simulated_rest = simulated[p] - simulated_first[p];
-      if (simulated_rest > 0 && real_rest > 0 && real_firsts[p] > 0) {
-        cost.scale = real_rest / simulated_rest;
-        cost.first_cpu_seconds =
-            std::max(0.0, real_first[p] - cost.scale * simulated_first[p]) / real_firsts[p];
-      } else if (simulated[p] > 0) {
-        cost.scale = real[p] / simulated[p];
-      } else if (real[p] > 0 && one_work_a_step(phase) && real_steps > 0) {
-        cost.cpu_seconds_per_work = real[p] / static_cast<double>(real_steps);
+      if (const std::optional<Scale> scale = scale_of(real, simulated, p)) {
+        cost.scale = scale->value;
+        if (scale->of_rest) {
+          cost.first_cpu_seconds = std::max(0.0, real.first_cpu_seconds[p] -
+                                                     cost.scale * simulated.first_cpu_seconds[p]) /
+                                   real.firsts[p];
+        }
+      } else if (real.cpu_seconds[p] > 0 && one_work_a_step(phase) && real.steps > 0) {
+        cost.cpu_seconds_per_work = real.cpu_seconds[p] / static_cast<double>(real.steps);
       }
       if (c == TaskClass::kReplica) fit_neighbours(runs, p, cost);
-      if (varies_by_step(phase) && real_variance_steps[p] > 0) {
-        const double simulated_part =
-            simulated_variance_steps[p] > 0
-                ? simulated_variance[p] / static_cast<double>(simulated_variance_steps[p])
-                : 0;
-        cost.spread = std::sqrt(std::max(
-            0.0, real_variance[p] / static_cast<double>(real_variance_steps[p]) - simulated_part));
+      if (varies_by_step(phase) && real.log_cpu_steps[p] > 0) {
+        // What the simulation already varies is not added again.
+        cost.spread =
+            std::sqrt(std::max(0.0, real.log_cpu_variance[p] - simulated.log_cpu_variance[p]));
       }
     }
   }
