@@ -32,6 +32,8 @@ ComputeDevice gpu_device(const GpuType& gpu) {
           .float16_rates = gpu.float16_rates,
           .bfloat16_rates = gpu.bfloat16_rates,
           .launch_seconds = gpu.kernel_launch_seconds,
+          .kernel_device_seconds = gpu.kernel_device_seconds,
+          .step_host_seconds = gpu.step_host_seconds,
           .runs_ahead = true,
           .threads = 0};
 }
@@ -67,6 +69,7 @@ struct WorkTime {
 
 WorkTime work_time(const strategy::Work& work, const ComputeDevice& device) {
   WorkTime t;
+  if (device.runs_ahead && work.starts_step) t.host_seconds = device.step_host_seconds;
   for (const auto& item : work.items) {
     const OpRates& rates = rates_of(rates_at(device, item.precision), item.kind);
     if (!(rates.flops > 0) || !(rates.bytes_per_second > 0)) {
@@ -77,7 +80,7 @@ WorkTime work_time(const strategy::Work& work, const ComputeDevice& device) {
     const double roofline = std::max(item.flops / rates.flops, item.bytes / rates.bytes_per_second);
     if (device.runs_ahead) {
       t.host_seconds += item.kernels * (device.launch_seconds + rates.op_seconds);
-      t.device_seconds += roofline;
+      t.device_seconds += roofline + item.kernels * device.kernel_device_seconds;
     } else {
       t.seconds += item.ops * rates.op_seconds + item.regions * rates.region_seconds + roofline +
                    item.kernels * device.launch_seconds;

@@ -21,7 +21,13 @@ struct ComputeDevice {
   // device that has none (CPUs) times them as float32.
   std::optional<DeviceRates> float16_rates;
   std::optional<DeviceRates> bfloat16_rates;
-  double launch_seconds = 0;  // per kernel
+  double launch_seconds = 0;  // per kernel, on the host
+  // A GPU's: the device's own time per kernel (its start and tail, and the
+  // gap to the next), and the host's per training step (the framework's
+  // loop around the operations: the step's call, the optimizer's
+  // bookkeeping). 0 on CPUs, whose per-operation costs cover both.
+  double kernel_device_seconds = 0;
+  double step_host_seconds = 0;
   // A GPU: the host dispatches kernels (a framework op and a launch each)
   // ahead of the device, which runs them in turn, so a piece of work takes
   // the longer of the two (see roofline_seconds). A CPU does both itself.
@@ -58,7 +64,9 @@ ComputeDevice uniform_device(std::string name, double flops, double memory_bandw
 // the longer of its FLOPs and its bytes at its kind's rates, one after the
 // other. On a GPU (runs_ahead), the host spends launch_seconds plus its
 // kind's op_seconds (the framework's dispatch) on every kernel while the
-// device runs each operation's longer of FLOPs and bytes; the host runs
+// device runs each operation's longer of FLOPs and bytes plus
+// kernel_device_seconds a kernel; work that starts a training step adds
+// step_host_seconds to the host's side. The host runs
 // ahead, so the work takes the longer of the host's sum and the device's:
 // small models are bound by dispatch, large ones by the device.
 double roofline_seconds(const strategy::Work& work, const ComputeDevice& device);

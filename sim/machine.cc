@@ -284,7 +284,8 @@ void CatalogReader::read_gpus(const ConfigNode& root) {
     const ConfigNode e = root.at("gpus")[i];
     e.allow_only({"name", "description", "peak_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
                   "memory_gb_per_s", "memory_gib", "launch_us", "efficiency", "op_us", "region_us",
-                  "kinds", "interconnect", "compute_capability"});
+                  "kinds", "interconnect", "compute_capability", "kernel_device_us", "step_us",
+                  "memory_efficiency", "mixed_halved_share"});
     GpuType gpu;
     gpu.name = entry_name(e, named);
     gpu.peak_flops = positive(e.at("peak_tflops"), 10'000) * kTera;
@@ -292,20 +293,27 @@ void CatalogReader::read_gpus(const ConfigNode& root) {
     gpu.memory_bytes = positive(e.at("memory_gib"), kMaxMemoryGiB) * kGiB;
     gpu.kernel_launch_seconds = e.at("launch_us").as_double(0, 1e6) * kMicro;
     gpu.efficiency = positive(e.at("efficiency"), 1);
+    gpu.kernel_device_seconds = e.get_double("kernel_device_us", 0, 0, 1e6) * kMicro;
+    gpu.step_host_seconds = e.get_double("step_us", 0, 0, 1e7) * kMicro;
+    gpu.memory_efficiency = e.get_double("memory_efficiency", 1, 0, 1);
+    if (gpu.memory_efficiency <= 0) e.at("memory_efficiency").fail("must be above 0");
+    gpu.mixed_halved_share = e.get_double("mixed_halved_share", 1, 0, 1);
     gpu.tf32_flops = e.get_double("tf32_tflops", 0, 0, 100'000) * kTera;
     gpu.float16_flops = e.get_double("fp16_tflops", 0, 0, 100'000) * kTera;
     gpu.bfloat16_flops = e.get_double("bf16_tflops", 0, 0, 100'000) * kTera;
     if (auto cc = e.find("compute_capability")) gpu.compute_capability = cc->as_string();
     const auto kinds = kind_figures(e);
-    gpu.rates = rates_from(kinds, gpu.peak_flops, gpu.memory_bandwidth);
-    // In mixed precision activations take two bytes a value: every kind
-    // moves its values at twice the rate. Products and convolutions are
+    gpu.rates = rates_from(kinds, gpu.peak_flops, gpu.memory_bandwidth * gpu.memory_efficiency);
+    // In mixed precision activations take two bytes a value: the share of
+    // the traffic that is theirs moves at twice the rate (the weights,
+    // their float32 copies and the statistics of normalisation stay four
+    // bytes a value). Products and convolutions are
     // what Tensor Cores run; a GPU without them runs those at float32's
     // rate (Keras' guide: "Older GPUs offer no math performance benefit for
     // using mixed precision, however memory and bandwidth savings can
     // enable some speedups").
     gpu.float16_rates = gpu.rates;
-    for (OpRates& r : gpu.float16_rates) r.bytes_per_second *= 2;
+    for (OpRates& r : gpu.float16_rates) r.bytes_per_second /= 1 - gpu.mixed_halved_share / 2;
     gpu.bfloat16_rates = gpu.float16_rates;
     for (strategy::OpKind kind : {strategy::OpKind::kDense, strategy::OpKind::kConvolution}) {
       const auto k = static_cast<std::size_t>(kind);

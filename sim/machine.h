@@ -50,6 +50,12 @@ struct GpuType {
   double memory_bytes = 0;
   double kernel_launch_seconds = 0;  // fixed overhead per kernel launch
   double efficiency = 0;  // fraction of peak that NN kernels reach (default of every kind)
+  // What a whole step costs beyond its operations' arithmetic and traffic
+  // (fitted to measured steps: scenarios/machines.yaml says how):
+  double kernel_device_seconds = 0;  // the device's own time per kernel: start, tail, gaps
+  double step_host_seconds = 0;      // the host's per training step: the framework's loop
+  double memory_efficiency = 1;      // share of memory_bandwidth that the counted bytes reach
+  double mixed_halved_share = 1;     // share of those bytes that mixed precision halves
   // Dense Tensor Core peaks, FLOP/s; 0 where the GPU has none.
   double tf32_flops = 0;
   double float16_flops = 0;

@@ -79,7 +79,10 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
 
 StepPasses model_step_passes(const nn::Model& model, int batch) {
   const auto layers = model.layer_costs(batch);
-  StepPasses passes{.forward = {.label = "forward", .phase = Phase::kForward, .host_waits = false},
+  StepPasses passes{.forward = {.label = "forward",
+                                .phase = Phase::kForward,
+                                .host_waits = false,
+                                .starts_step = true},
                     .backward = {.label = "backward", .phase = Phase::kBackward}};
   const auto parameters = static_cast<double>(model.parameters().size());
   const double logits = static_cast<double>(batch) * model.spec().num_classes;

@@ -62,6 +62,9 @@ struct Work {
   // kernels behind it, and the two take the longer of the host's time and
   // the device's, as one; on a CPU the simulator sleeps the two as one.
   bool host_waits = true;
+  // Whether this work opens a training step (its forward pass): a GPU's
+  // host pays the framework's fixed cost per step here.
+  bool starts_step = false;
 
   double flops() const;
   double bytes() const;

@@ -73,18 +73,24 @@ TEST_CASE("Launch overhead counts on GPUs, not on CPUs") {
   CHECK(gpu.launch_seconds > 0);
   const auto& gpu_dense = distlab::sim::rates_of(gpu.rates, OpKind::kDense);
   CHECK_THAT(gpu_dense.flops, WithinRel(k80.peak_flops * k80.efficiency, 1e-12));
-  CHECK(gpu_dense.bytes_per_second == k80.memory_bandwidth);
+  // The bytes a model counts stream at the share of the bandwidth fitted
+  // to measured steps.
+  CHECK(k80.memory_efficiency < 1);
+  CHECK_THAT(gpu_dense.bytes_per_second,
+             WithinRel(k80.memory_bandwidth * k80.memory_efficiency, 1e-12));
 
   // Tiny kernels: on the GPU the launches dominate; on the CPU they are free.
   const Work many = one_item(1e3, 1e3, 1000);
   const Work none = one_item(1e3, 1e3, 0);
   REQUIRE(many.items[0].ops == none.items[0].ops);
   CHECK(roofline_seconds(many, cpu) == roofline_seconds(none, cpu));
-  // Each kernel costs the host a launch and the framework's dispatch.
+  // Each kernel costs the host a launch and the framework's dispatch; the
+  // device's own time per kernel is less, so the host's side is the time.
   const double dispatch = distlab::sim::rates_of(k80.rates, OpKind::kElementwise).op_seconds;
   CHECK(dispatch > 0);
-  CHECK_THAT(roofline_seconds(many, gpu) - roofline_seconds(none, gpu),
-             WithinRel(1000 * (k80.kernel_launch_seconds + dispatch), 1e-6));
+  REQUIRE(k80.kernel_device_seconds < k80.kernel_launch_seconds + dispatch);
+  CHECK_THAT(roofline_seconds(many, gpu),
+             WithinRel(1000 * (k80.kernel_launch_seconds + dispatch), 1e-9));
 }
 
 TEST_CASE("A device without a rate cannot time work") {
@@ -325,36 +331,48 @@ TEST_CASE("Mixed precision runs products at the Tensor Core peak where a GPU has
     for (auto& item : work.items) item.precision = precision;
     return work;
   };
-  // Both bound by the device, far above the host's dispatch of one kernel.
+  // Both bound by the device, far above the host's dispatch of one kernel;
+  // the device's own time per kernel (kernel_device_seconds) comes on top.
 
   SECTION("V100: float16 products at 125 TFLOPS, bfloat16 at FP32's 15.7") {
     const auto& v100 = catalog.gpu("v100");
     const auto gpu = gpu_device(v100);
+    const double kernel = v100.kernel_device_seconds;
     CHECK_THAT(roofline_seconds(products, gpu),
-               WithinRel(1e12 / (15.7e12 * v100.efficiency), 1e-9));
+               WithinRel(1e12 / (15.7e12 * v100.efficiency) + kernel, 1e-9));
     CHECK_THAT(roofline_seconds(at(products, Precision::kFloat16), gpu),
-               WithinRel(1e12 / (125e12 * v100.efficiency), 1e-9));
+               WithinRel(1e12 / (125e12 * v100.efficiency) + kernel, 1e-9));
     CHECK_THAT(roofline_seconds(at(products, Precision::kBFloat16), gpu),
                WithinRel(roofline_seconds(products, gpu), 1e-9));
-    // Activations at two bytes a value, in either format.
+    // The share of the traffic that is activations moves at two bytes a
+    // value, in either format.
+    const double bytes = 1e9 / (900e9 * v100.memory_efficiency);
+    CHECK_THAT(roofline_seconds(streaming, gpu), WithinRel(bytes + kernel, 1e-9));
+    const double mixed = bytes * (1 - v100.mixed_halved_share / 2);
     CHECK_THAT(roofline_seconds(at(streaming, Precision::kFloat16), gpu),
-               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
+               WithinRel(mixed + kernel, 1e-9));
     CHECK_THAT(roofline_seconds(at(streaming, Precision::kBFloat16), gpu),
-               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
+               WithinRel(mixed + kernel, 1e-9));
   }
   SECTION("A100: float32 products at TF32's 156 TFLOPS, as TensorFlow runs them") {
     const auto& a100 = catalog.gpu("a100-40gb");
     const auto gpu = gpu_device(a100);
-    CHECK_THAT(roofline_seconds(products, gpu), WithinRel(1e12 / (156e12 * a100.efficiency), 1e-9));
+    const double kernel = a100.kernel_device_seconds;
+    CHECK_THAT(roofline_seconds(products, gpu),
+               WithinRel(1e12 / (156e12 * a100.efficiency) + kernel, 1e-9));
     CHECK_THAT(roofline_seconds(at(products, Precision::kBFloat16), gpu),
-               WithinRel(1e12 / (312e12 * a100.efficiency), 1e-9));
+               WithinRel(1e12 / (312e12 * a100.efficiency) + kernel, 1e-9));
   }
   SECTION("K80: no Tensor Cores, so only the bytes gain") {
-    const auto gpu = gpu_device(catalog.gpu("k80"));
+    const auto& k80 = catalog.gpu("k80");
+    const auto gpu = gpu_device(k80);
+    const double kernel = k80.kernel_device_seconds;
     CHECK_THAT(roofline_seconds(at(products, Precision::kFloat16), gpu),
                WithinRel(roofline_seconds(products, gpu), 1e-9));
-    CHECK_THAT(roofline_seconds(at(streaming, Precision::kFloat16), gpu),
-               WithinRel(roofline_seconds(streaming, gpu) / 2, 1e-9));
+    CHECK_THAT(
+        roofline_seconds(at(streaming, Precision::kFloat16), gpu) - kernel,
+        WithinRel((roofline_seconds(streaming, gpu) - kernel) * (1 - k80.mixed_halved_share / 2),
+                  1e-9));
   }
   SECTION("A CPU times every precision as float32") {
     const auto cpu = cpu_device(catalog.machine("n1-standard-8"));
@@ -402,11 +420,33 @@ TEST_CASE("A GPU's host runs ahead of its kernels: work takes the longer of the 
   // 100 kernels of nothing: the host's dispatch is the time.
   const Work small{.label = "small", .items = {dense(1e3, 60), dense(1e3, 40)}};
   CHECK_THAT(roofline_seconds(small, gpu), WithinRel(100 * per_kernel, 1e-9));
-  // Two large products: the device's time; their dispatch hides under it.
+  // Two large products: the device's time, its own per kernel included;
+  // their dispatch hides under it.
+  const double on_device = v100.kernel_device_seconds;
   const Work large{.label = "large", .items = {dense(1e12, 3), dense(2e12, 4)}};
-  CHECK_THAT(roofline_seconds(large, gpu), WithinRel(3e12 / dense_flops, 1e-9));
+  CHECK_THAT(roofline_seconds(large, gpu), WithinRel(3e12 / dense_flops + 7 * on_device, 1e-9));
   // The two sums, not item by item: a large product hides many small ops.
   const Work mixed{.label = "mixed", .items = {dense(1e12, 1), dense(1e3, 99)}};
-  CHECK_THAT(roofline_seconds(mixed, gpu),
-             WithinRel(std::max(100 * per_kernel, (1e12 + 1e3) / dense_flops), 1e-9));
+  CHECK_THAT(
+      roofline_seconds(mixed, gpu),
+      WithinRel(std::max(100 * per_kernel, (1e12 + 1e3) / dense_flops + 100 * on_device), 1e-9));
+}
+
+TEST_CASE("A GPU's host pays the framework's loop once a step, on the work that starts it") {
+  ComputeDevice gpu = distlab::sim::uniform_device("gpu", 1e12, 1e12, 5e-6);
+  gpu.runs_ahead = true;
+  gpu.step_host_seconds = 1e-3;
+  gpu.kernel_device_seconds = 2e-6;
+  Work pass = one_item(1e3, 1e3, 10);  // 10 kernels of nothing
+  // The host: 10 launches; the device: 10 kernels' own time and a nanosecond's work.
+  CHECK_THAT(roofline_seconds(pass, gpu), WithinRel(10 * 5e-6, 1e-9));
+  const auto device = distlab::sim::host_and_device_seconds(pass, gpu).device;
+  CHECK_THAT(device, WithinRel(1e-9 + 10 * 2e-6, 1e-9));
+  pass.starts_step = true;
+  CHECK_THAT(roofline_seconds(pass, gpu), WithinRel(1e-3 + 10 * 5e-6, 1e-9));
+  // A CPU has no such cost: its per-operation figures hold it.
+  ComputeDevice cpu = gpu;
+  cpu.runs_ahead = false;
+  Work cpu_pass = pass;
+  CHECK(roofline_seconds(cpu_pass, cpu) == roofline_seconds(one_item(1e3, 1e3, 10), cpu));
 }

@@ -120,10 +120,10 @@ TEST_CASE("a model that fills a GPU steps faster in towers") {
         dir, "cnn" + std::to_string(gpus),
         "model: " DISTLAB_SOURCE_DIR
         "/scenarios/models/cifar10_cnn.yaml\n"
-        "data: synthetic:600\nseed: 7\nfidelity: timing\ncluster:\n"
+        "data: synthetic:8192\nseed: 7\nfidelity: timing\ncluster:\n"
         "  machine: complex_model_m_gpu\n  chief: 1\n  workers: 1\n  gpus_per_task: " +
             std::to_string(gpus) +
-            "\nstrategy:\n  name: allreduce\ntraining:\n  batch_size: 256\n  steps: 3\n",
+            "\nstrategy:\n  name: allreduce\ntraining:\n  batch_size: 2048\n  steps: 3\n",
         kCatalog);
     return run["tasks"][1]["compute"][1].get<double>();
   };

@@ -262,10 +262,17 @@ TEST_CASE("mixed precision changes the time of a step, not the weights") {
   // The NN core computes in float32 either way.
   CHECK(mirrored("tiny", "tiny.yaml", 8, "full", "mixed_float16")["weights_sha256"] ==
         mirrored("tiny", "tiny.yaml", 8, "full", "float32")["weights_sha256"]);
-  // The cats-vs-dogs CNN fills a V100: its products run on the Tensor Cores.
+  // The cats-vs-dogs CNN fills a V100, bound by its traffic: mixed
+  // precision halves the activations' share of it, so the step is quicker,
+  // but not twice as quick (an H200's large steps in bfloat16 took 0.8-1.1x
+  // float32's).
   const std::string cats = DISTLAB_SOURCE_DIR "/scenarios/models/cats_dogs_cnn.yaml";
-  CHECK(mirrored("cats", cats, 64, "timing", "mixed_float16")["run_seconds"].get<double>() <
-        mirrored("cats", cats, 64, "timing", "float32")["run_seconds"].get<double>() / 2);
+  const double cats_mixed =
+      mirrored("cats", cats, 64, "timing", "mixed_float16")["run_seconds"].get<double>();
+  const double cats_float =
+      mirrored("cats", cats, 64, "timing", "float32")["run_seconds"].get<double>();
+  CHECK(cats_mixed < 0.95 * cats_float);
+  CHECK(cats_mixed > cats_float / 2);
   // The lab CNN does not: its step is the host's dispatch, and mixed
   // precision adds casts and loss scaling to it, as measured on an H200.
   const std::string lab = DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml";
