@@ -12,6 +12,8 @@
 // waits for it.
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "run/task_report.h"
@@ -26,9 +28,18 @@ bool gathers_reports(const strategy::Runtime& runtime);
 // Every task but the gatherer: sends its report to it.
 void send_task_report(strategy::Runtime& runtime, const TaskReport& report);
 
-// The gatherer: its own report and every other task's, in cluster order.
-// Waits for each as long as the runtime waits for any message; throws Error
-// naming a task whose report does not come or does not parse.
-std::vector<TaskReport> gather_task_reports(strategy::Runtime& runtime, TaskReport own);
+// What the gatherer ends with: one report per task, in cluster order. A
+// task that left the run before its report came (the runtime threw
+// strategy::PeerGone for it) has a report with its name and nothing else,
+// and is listed in `missing` with the reason.
+struct GatheredReports {
+  std::vector<TaskReport> reports;
+  std::vector<std::pair<strategy::TaskId, std::string>> missing;
+};
+
+// The gatherer: its own report and every other task's, as they come.
+// Waits for them as long as the runtime waits for any message; throws Error
+// when the runtime does, or a report does not parse or names another task.
+GatheredReports gather_task_reports(strategy::Runtime& runtime, TaskReport own);
 
 }  // namespace distlab::run

@@ -46,6 +46,7 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
     result.steps = std::max(result.steps, result.start_step);
   }
   result.failures = std::move(assembly.failures);
+  result.missing_reports = std::move(assembly.missing_reports);
   result.model_bytes = assembly.model_bytes;
   result.provenance = std::move(assembly.provenance);
   // The scenario as it ran, overrides applied: scenario.yaml.

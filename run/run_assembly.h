@@ -27,8 +27,9 @@ struct ResumedFrom {
 struct RunAssembly {
   std::string backend;  // "simulate" or "realnet"
   std::optional<ResumedFrom> resumed_from;
-  std::vector<Failure> failures;  // in the order they happened
-  uint64_t model_bytes = 0;       // the parameter buffer on the wire
+  std::vector<Failure> failures;               // in the order they happened
+  std::vector<MissingReport> missing_reports;  // their tasks' reports are names alone
+  uint64_t model_bytes = 0;                    // the parameter buffer on the wire
   Provenance provenance;
 };
 

@@ -294,6 +294,13 @@ std::string summary_json(const RunResult& r) {
   summary["lost_steps"] = lost_steps;
   summary["recovery_seconds"] = number(recovery_seconds);
   summary["failures"] = std::move(failures);
+  if (!r.missing_reports.empty()) {
+    json missing = json::array();
+    for (const MissingReport& m : r.missing_reports) {
+      missing.push_back({{"task", m.task}, {"reason", m.reason}});
+    }
+    summary["missing_reports"] = std::move(missing);
+  }
   summary["start_step"] = r.start_step;
   summary["communication_fraction"] = number(totals.communication_fraction());
   // Of that, the share spent waiting for a peer rather than transferring.
@@ -594,6 +601,9 @@ std::string format_summary_table(const RunResult& r) {
     }
     line("failures", fmt::format("{} restarts, {} steps lost, {} recovering", r.failures.size(),
                                  lost, duration(recovering)));
+  }
+  for (const MissingReport& m : r.missing_reports) {
+    line("missing", fmt::format("the report of {}: {}", m.task, m.reason));
   }
 
   // The tasks: all of them up to 20, else the first 8, the last 4 and a note.

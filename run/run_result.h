@@ -23,6 +23,14 @@ struct Failure {
   double recovery_seconds = 0;  // from the failure until the task(s) ran again
 };
 
+// A task whose report never reached the chief of a --role cluster: it left
+// the run (its connection closed) after training and did not come back.
+// Its entry in the run's tasks is its name alone.
+struct MissingReport {
+  std::string task;    // "worker:1"
+  std::string reason;  // what the chief saw
+};
+
 // Where the tasks ran: each on a host of its own ("per_task"), or all on
 // one host sharing its cores ("one_host": ./realnet --launch, or a
 // simulation with cluster.placement: one_host).
@@ -63,6 +71,7 @@ struct RunResult {
   std::vector<int64_t> task_updates;
   std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
   std::vector<Failure> failures;                 // in the order they happened
+  std::vector<MissingReport> missing_reports;    // none but for a --role chief's
   Provenance provenance;  // the command, distlab's version, the machine types
   RunPlacement placement;
   // A simulation with ./simulate --calibrate-from: the costs it used, as a

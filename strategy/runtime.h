@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.h"
 #include "strategy/config.h"
 #include "strategy/float_range.h"
 #include "strategy/message.h"
@@ -78,6 +79,19 @@ class PostedReceive {
 
   Runtime* runtime_ = nullptr;  // null once waited for (or moved from)
   Posting posting_;
+};
+
+// Thrown by a receive when a peer has left the run for good while this task
+// waited: a backend that can tell says so at once (./realnet's, once
+// training is over and only reports are awaited) rather than waiting out
+// its timeout. Thrown once per peer; later receives wait for the others.
+class PeerGone : public Error {
+ public:
+  PeerGone(TaskId peer, const std::string& what) : Error(what), peer_(peer) {}
+  TaskId peer() const { return peer_; }
+
+ private:
+  TaskId peer_;
 };
 
 class Runtime {

@@ -109,6 +109,12 @@ void add_options(CLI::App& app, Options& o) {
                  "seconds a task waits for any message before it gives up")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--rejoin-wait", o.task.rejoin_wait_seconds,
+                 "with --role: seconds the chief, done training, waits for a task whose "
+                 "connection closed to come back; then it writes the run directory without "
+                 "that task's report and exits with status 1")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   add_launcher_options(app, o.task);
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
 }

@@ -92,10 +92,10 @@ class TaskProcess {
   void prepare_restarts(net::TcpRuntime& runtime) const;
   run::TaskReport train(net::TcpRuntime& runtime);
   run::TaskReport train_or_tell_peers(net::TcpRuntime& runtime);
-  std::vector<run::TaskReport> hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
-                                         std::string& kept) const;
+  run::GatheredReports hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
+                                 std::string& kept) const;
   void print_done(const run::TaskReport& report, const std::string& kept) const;
-  void write_run_directory(std::vector<run::TaskReport> gathered) const;
+  void write_run_directory(run::GatheredReports gathered) const;
 
   const TaskProcessOptions& o_;
   const net::TaskAssignment& assignment_;
@@ -136,13 +136,19 @@ int TaskProcess::run() {
   }
   const run::TaskReport report = train_or_tell_peers(runtime);
   std::string kept;  // where a task other than the chief keeps its report
-  std::vector<run::TaskReport> gathered = hand_over(runtime, report, kept);
+  run::GatheredReports gathered = hand_over(runtime, report, kept);
   runtime.disconnect();
 
   if (!o_.report.empty()) write_report(o_.report, report);
   if (!o_.quiet) print_done(report, kept);
-  if (!gathered.empty()) write_run_directory(std::move(gathered));
-  return 0;
+  if (gathered.reports.empty()) return 0;
+  const bool complete = gathered.missing.empty();
+  for (const auto& [task, reason] : gathered.missing) {
+    std::fprintf(stderr, "error: the report of %s is missing: %s\n",
+                 strategy::task_name(task).c_str(), reason.c_str());
+  }
+  write_run_directory(std::move(gathered));
+  return complete ? 0 : kExitFailure;
 }
 
 // --out; else the chief's default, when it writes a run directory or
@@ -244,10 +250,14 @@ run::TaskReport TaskProcess::train_or_tell_peers(net::TcpRuntime& runtime) {
 // take_log: their trip is no part of the log). Returns every task's report
 // at the chief that gathers them; a task other than the chief keeps its own
 // (`kept`: where).
-std::vector<run::TaskReport> TaskProcess::hand_over(net::TcpRuntime& runtime,
-                                                    const run::TaskReport& report,
-                                                    std::string& kept) const {
+run::GatheredReports TaskProcess::hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
+                                            std::string& kept) const {
   if (gathering_ && run::gathers_reports(runtime)) {
+    // Training is over: a peer that is gone now (killed, its machine lost)
+    // and does not come back sends no report; waiting for it would last
+    // the whole --timeout.
+    runtime.await_reports_only(
+        std::chrono::milliseconds(static_cast<int64_t>(o_.rejoin_wait_seconds * 1000)));
     return run::gather_task_reports(runtime, report);
   }
   if (gathering_) {
@@ -268,16 +278,19 @@ void TaskProcess::print_done(const run::TaskReport& report, const std::string& k
 }
 
 // The chief's run directory from every task's report.
-void TaskProcess::write_run_directory(std::vector<run::TaskReport> gathered) const {
+void TaskProcess::write_run_directory(run::GatheredReports gathered) const {
   run::RunAssembly assembly{
       .backend = "realnet",
       .model_bytes = static_cast<uint64_t>(setup_.parameter_floats()) * sizeof(float),
       .provenance = o_.provenance};
+  for (const auto& [task, reason] : gathered.missing) {
+    assembly.missing_reports.push_back({strategy::task_name(task), reason});
+  }
   if (const auto& resume = setup_.checkpoints().resume) {
     assembly.resumed_from = run::ResumedFrom{.path = resume->path, .step = resume->info.step};
   }
   run::RunResult result =
-      run::assemble_run(scenario_, spec_, std::move(gathered), std::move(assembly));
+      run::assemble_run(scenario_, spec_, std::move(gathered.reports), std::move(assembly));
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   run::write_run_directory(run_directory_, result);

@@ -34,6 +34,10 @@ struct TaskProcessOptions {
   std::optional<int64_t> epoch_ns;  // steady_clock origin shared by a launcher's tasks
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;
+  // Once training is over, how long the chief waits for a task whose
+  // connection closed to come back (restarted) before it writes the run
+  // directory without that task's report and exits non-zero.
+  double rejoin_wait_seconds = 15;
   int threads = 2;
   bool progress_lines = false;  // "@progress DONE TOTAL" lines on stdout (for the launcher)
   // Restarts (the launcher's): every task's incarnation (runtime.h), this

@@ -366,8 +366,10 @@ void TcpRuntime::Connection::fail(const std::string& what) {
   }
   const std::string line = "connection with " + peer_name() + ": " + what;
   // A stranger that fails its handshake is turned away; a known peer
-  // that fails ends the run, unless it may come back.
-  if (peer_ && runtime_.survives_loss_of(*peer_)) {
+  // that fails ends the run, unless it may come back, or the run is over
+  // but for the reports (then it is gone once its grace is: the task
+  // gathering reports writes what it has).
+  if (peer_ && (runtime_.survives_loss_of(*peer_) || runtime_.reporting_)) {
     runtime_.on_peer_lost(shared_from_this(), line);
   } else if (peer_) {
     runtime_.on_failure(line);

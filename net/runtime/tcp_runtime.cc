@@ -1,6 +1,7 @@
 #include "net/runtime/tcp_runtime.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <future>
 #include <optional>
 #include <utility>
@@ -23,6 +24,9 @@ TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options
       options_(std::move(options)),
       self_ordinal_(Runtime::cluster().ordinal(self)),
       peers_(Runtime::cluster().task_count()),
+      lost_since_(peers_.size()),
+      lost_why_(peers_.size()),
+      named_gone_(peers_.size(), false),
       inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {}
 
 TcpRuntime::~TcpRuntime() {
@@ -155,11 +159,13 @@ void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
     } else if (!current) {
       current = connection;
       ++connected_;
+      lost_since_[peer].reset();
     } else if (survives_loss_of(peer) && connection->dialled() && !current->dialled()) {
       closed = connection;  // this task's late dial: the peer's own is the one to keep
     } else if (survives_loss_of(peer)) {
       // The peer restarted before its old connection was seen to close.
       closed = std::exchange(current, connection);
+      lost_since_[peer].reset();
       back = true;
     } else {
       failure_ = "two connections from " + connection->peer_name();
@@ -189,12 +195,15 @@ bool TcpRuntime::survives_loss_of(int peer) const {
 
 void TcpRuntime::on_peer_lost(const std::shared_ptr<Connection>& connection,
                               const std::string& what) {
-  log_event(what + "; the run goes on, it may come back");
   std::lock_guard lock(mutex_);
-  auto& current = peers_[*connection->peer()];
+  const int peer = *connection->peer();
+  log_event(what + (reports_grace_ ? "" : "; the run goes on, it may come back"));
+  auto& current = peers_[peer];
   if (current == connection) {
     current.reset();
     --connected_;
+    lost_since_[peer] = std::chrono::steady_clock::now();
+    lost_why_[peer] = what;
   }
   changed_.notify_all();
 }
@@ -290,21 +299,71 @@ void TcpRuntime::unexpect(const strategy::Posting& posting) {
 Message TcpRuntime::receive(strategy::Tag tag) {
   std::unique_lock lock(mutex_);
   auto& inbox = inbox_[static_cast<int>(tag)];
-  const bool arrived = changed_.wait_for(lock, options_.receive_timeout,
-                                         [&] { return !inbox.empty() || !failure_.empty(); });
-  if (!inbox.empty()) {
-    Message message = std::move(inbox.front());
-    inbox.pop_front();
-    return message;
+  const auto deadline = std::chrono::steady_clock::now() + options_.receive_timeout;
+  for (;;) {
+    if (!inbox.empty()) {
+      Message message = std::move(inbox.front());
+      inbox.pop_front();
+      return message;
+    }
+    if (!failure_.empty()) {
+      throw Error(strategy::task_name(self()) + ": while waiting for a " + strategy::tag_name(tag) +
+                  " message: " + failure_);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto gone = next_gone(now)) {
+      const strategy::TaskId peer = cluster().task_at(*gone);
+      char grace[32];
+      std::snprintf(grace, sizeof grace, "%.3g s", reports_grace_->count() / 1000.0);
+      throw strategy::PeerGone(peer, strategy::task_name(peer) + " left the run before its " +
+                                         strategy::tag_name(tag) + " message came (" +
+                                         lost_why_[*gone] + "; it did not come back within " +
+                                         grace + ")");
+    }
+    if (now >= deadline) {
+      throw Error(strategy::task_name(self()) + ": no " + strategy::tag_name(tag) +
+                  " message within " + std::to_string(options_.receive_timeout.count() / 1000) +
+                  " s; a peer may have stopped");
+    }
+    changed_.wait_until(lock, std::min(deadline, next_grace_end(now).value_or(deadline)));
   }
-  if (!failure_.empty()) {
-    throw Error(strategy::task_name(self()) + ": while waiting for a " + strategy::tag_name(tag) +
-                " message: " + failure_);
+}
+
+void TcpRuntime::await_reports_only(std::chrono::milliseconds grace) {
+  asio::post(io_, [this] { reporting_ = true; });
+  std::lock_guard lock(mutex_);
+  reports_grace_ = grace;
+  changed_.notify_all();
+}
+
+std::optional<int> TcpRuntime::next_gone(std::chrono::steady_clock::time_point now) {
+  if (!reports_grace_) return std::nullopt;
+  for (std::size_t p = 0; p < lost_since_.size(); ++p) {
+    if (lost_since_[p] && !named_gone_[p] && *lost_since_[p] + *reports_grace_ <= now) {
+      named_gone_[p] = true;
+      return static_cast<int>(p);
+    }
   }
-  (void)arrived;
-  throw Error(strategy::task_name(self()) + ": no " + strategy::tag_name(tag) + " message within " +
-              std::to_string(options_.receive_timeout.count() / 1000) +
-              " s; a peer may have stopped");
+  return std::nullopt;
+}
+
+std::optional<std::chrono::steady_clock::time_point> TcpRuntime::next_grace_end(
+    std::chrono::steady_clock::time_point now) const {
+  std::optional<std::chrono::steady_clock::time_point> next;
+  if (!reports_grace_) return next;
+  for (const auto& since : lost_since_) {
+    if (!since) continue;
+    const auto end = *since + *reports_grace_;
+    if (end > now && (!next || end < *next)) next = end;
+  }
+  return next;
+}
+
+int TcpRuntime::gone_count(std::chrono::steady_clock::time_point now) const {
+  if (!reports_grace_) return 0;
+  return static_cast<int>(
+      std::count_if(lost_since_.begin(), lost_since_.end(),
+                    [&](const auto& since) { return since && *since + *reports_grace_ <= now; }));
 }
 
 void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& work_fn) {
@@ -323,9 +382,15 @@ void TcpRuntime::disconnect() {
     }
   });
   std::unique_lock lock(mutex_);
+  // Every peer's goodbye, but for peers gone for good once only reports
+  // were awaited (await_reports_only): no goodbye comes from them.
   const int expected = cluster().task_count() - 1;
-  changed_.wait_for(lock, options_.receive_timeout,
-                    [&] { return goodbyes_ == expected || !failure_.empty(); });
+  const auto deadline = std::chrono::steady_clock::now() + options_.receive_timeout;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!failure_.empty() || goodbyes_ + gone_count(now) >= expected || now >= deadline) break;
+    changed_.wait_until(lock, std::min(deadline, next_grace_end(now).value_or(deadline)));
+  }
   if (!failure_.empty()) throw_failure();
   lock.unlock();
   // Every peer has said goodbye after its last message. Ours follow our

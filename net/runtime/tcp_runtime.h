@@ -80,6 +80,13 @@ class TcpRuntime : public strategy::Runtime {
   // Error naming the peers that never came, or InputError for a listening
   // address that needs a secret.
   void connect();
+  // Training is over here; what peers send now is their reports and
+  // goodbyes. From the call on, a peer whose connection closes without a
+  // goodbye (a restartable one included) and is not replaced within
+  // `grace` has left for good: receive() throws strategy::PeerGone naming
+  // it, once, rather than waiting out the receive timeout. A peer lost
+  // before the call counts from its loss.
+  void await_reports_only(std::chrono::milliseconds grace);
   // Sends a goodbye to every peer after the last message and waits for
   // theirs, so that no task closes while a peer still sends to it.
   void disconnect();
@@ -121,6 +128,13 @@ class TcpRuntime : public strategy::Runtime {
   // A connection to a peer that may restart was lost: the run goes on.
   void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
   bool survives_loss_of(int peer) const;
+  // Under mutex_, once await_reports_only() was called: a lost peer whose
+  // grace is over and that was not named yet (it is named now); when the
+  // next lost peer's grace ends; how many peers are gone for good.
+  std::optional<int> next_gone(std::chrono::steady_clock::time_point now);
+  std::optional<std::chrono::steady_clock::time_point> next_grace_end(
+      std::chrono::steady_clock::time_point now) const;
+  int gone_count(std::chrono::steady_clock::time_point now) const;
   // Whether an accepted connection is a dial that should never have
   // reached this task (see on_connected). Under mutex_.
   bool is_stale_dial(int peer, const Connection& connection) const;
@@ -148,6 +162,7 @@ class TcpRuntime : public strategy::Runtime {
   std::vector<std::shared_ptr<Connection>> peers_;  // by ordinal; null for self
   std::thread io_thread_;
   bool saying_goodbye_ = false;  // io thread only: disconnect() has begun
+  bool reporting_ = false;       // io thread only: await_reports_only() was called
   // Buffers of written messages, reused for payloads.
   BufferPool spare_buffers_{std::size_t{64} << 20};
 
@@ -158,6 +173,13 @@ class TcpRuntime : public strategy::Runtime {
   bool connecting_ = true;  // connect() has not yet seen every peer
   int goodbyes_ = 0;
   std::string failure_;
+  // Since when each peer has had no connection (lost, not yet back), and
+  // what was said of it; await_reports_only()'s grace and the peers named
+  // gone since.
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> lost_since_;
+  std::vector<std::string> lost_why_;
+  std::optional<std::chrono::milliseconds> reports_grace_;
+  std::vector<bool> named_gone_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
 
   PostedReceives posted_;  // under its own lock, as are the loans

@@ -19,8 +19,10 @@ port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 # run_cluster DIR SCENARIO "ROLE:INDEX ..." CHIEF_ARGS -- OVERRIDES...: writes
 # DIR/cluster.yaml with a free loopback port per task, starts every task in
 # the background (stdout to DIR/ROLE-INDEX.out, stderr to .err; the chief
-# also gets CHIEF_ARGS and runs in DIR) and waits for them all; the
-# statuses go to DIR/status.
+# also gets CHIEF_ARGS and runs in DIR; a task named in task_args gets its
+# words too) and waits for them all; the statuses go to DIR/status, one
+# "ROLE:INDEX STATUS" line each.
+declare -A task_args=()
 run_cluster() {
   local dir=$1 scenario=$2 tasks=$3 chief_args=$4
   shift 5
@@ -42,8 +44,8 @@ run_cluster() {
   } >"$dir/cluster.yaml"
   local pids=()
   for task in $tasks; do
-    local role=${task%:*} index=${task#*:} extra=""
-    [ "$role" = chief ] && extra=$chief_args
+    local role=${task%:*} index=${task#*:} extra=${task_args[$task]:-}
+    [ "$role" = chief ] && extra+=" $chief_args"
     # shellcheck disable=SC2086  # CHIEF_ARGS are words
     (cd "$dir" && exec "$realnet" --role "$role" --index "$index" --cluster "$dir/cluster.yaml" \
       --scenario "$scenario" --timeout 60 "$@" $extra \
@@ -51,14 +53,17 @@ run_cluster() {
     pids+=($!)
   done
   : >"$dir/status"
-  for pid in "${pids[@]}"; do
+  local i=0
+  for task in $tasks; do
     set +e
-    wait "$pid"
-    echo $? >>"$dir/status"
+    wait "${pids[$i]}"
+    echo "$task $?" >>"$dir/status"
     set -e
+    i=$((i + 1))
   done
 }
-all_zero() { ! grep -qv '^0$' "$1"; }
+all_zero() { ! grep -qv ' 0$' "$1"; }
+status_of() { sed -n "s/^$2 //p" "$1"; }
 
 # Chief + 2 workers, synchronous all-reduce: deterministic, so its weights
 # are --launch's, bit for bit. A global batch of 48, 16 a replica: 8 steps.
@@ -138,5 +143,39 @@ assert len(s["weights_sha256"]) == 64
 PY
 check "... and the PS kept its report in a temporary folder" \
   bash -c "grep -q 'report kept in $TMPDIR/distlab-ps_4workers-ps-0-' '$ps/ps-0.out'"
+
+# A worker killed mid-run (kill -9 at its step 3, as a failing machine has
+# it) and never restarted: the asynchronous run goes on without it, and the
+# chief, done training, waits --rejoin-wait (2 s) for it to come back, then
+# writes the run directory without its report and exits with status 1,
+# long before --timeout (60 s here, 600 by default).
+missing=$work/missing
+task_args=([worker:1]="--crash-at-step 3")
+started=$SECONDS
+run_cluster "$missing" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
+  "--out $missing/run --rejoin-wait 2" -- \
+  --set cluster.workers=2 --set data=synthetic-taxi:3000 --set training.train_examples=1536 \
+  --set training.epochs=2 --set training.eval_every=0
+elapsed=$((SECONDS - started))
+task_args=()
+check "the chief of a run that lost a worker's report exits with status 1" \
+  test "$(status_of "$missing/status" chief:0)" = 1
+check "... within seconds of its training, not at --timeout (took ${elapsed}s)" test "$elapsed" -lt 45
+check "... the killed worker died by its signal, the others ended well" bash -c \
+  "[ \"\$(sed -n 's/^worker:1 //p' '$missing/status')\" = 137 ] &&
+   [ \"\$(grep -c ' 0\$' '$missing/status')\" = 2 ]"
+check "... and names the missing report" grep -q "the report of worker:1 is missing" \
+  "$missing/chief-0.err"
+check "... in the run directory it writes with every other report" "$py" - "$missing/run" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+missing = s["missing_reports"]
+assert [m["task"] for m in missing] == ["worker:1"], missing
+assert "left the run" in missing[0]["reason"], missing[0]
+roles = [(t["role"], t["index"]) for t in s["tasks"]]
+assert roles == [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0)], roles
+assert s["tasks"][2]["steps"] == 0, s["tasks"][2]
+assert s["tasks"][1]["steps"] > 0 and s["tasks"][0]["steps"] > 0
+PY
 
 exit $failures

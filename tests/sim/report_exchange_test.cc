@@ -38,8 +38,9 @@ TEST_CASE("every task's report reaches replica 0, in cluster order") {
         run::send_task_report(runtime, report_of(rank, rank == 2 ? 5000 : 3));
         return;
       }
-      const auto reports = run::gather_task_reports(runtime, report_of(0, 1));
-      for (const run::TaskReport& r : reports) {
+      const auto gathered = run::gather_task_reports(runtime, report_of(0, 1));
+      if (!gathered.missing.empty()) seen += "missing! ";
+      for (const run::TaskReport& r : gathered.reports) {
         seen += task_name(r.log.task) + " " + r.log.host + " " +
                 std::to_string(r.log.steps.size()) + " " + r.outcome.weights_sha256.substr(0, 2) +
                 "; ";
