@@ -72,6 +72,9 @@ void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
   app.add_flag("--rejoin", task.rejoin, "rejoin a run that went on (the launcher's)")->group("");
   app.add_option("--crash-at-step", task.crash_at_steps, "fault injection (the launcher's)")
       ->group("");
+  app.add_flag("--crash-before-report", task.crash_before_report,
+               "fault injection: die once trained, the report unsent (tests)")
+      ->group("");
 }
 
 void add_options(CLI::App& app, Options& o) {
@@ -110,9 +113,9 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--rejoin-wait", o.task.rejoin_wait_seconds,
-                 "with --role: seconds the chief, done training, waits for a task whose "
-                 "connection closed to come back; then it writes the run directory without "
-                 "that task's report and exits with status 1")
+                 "seconds a task, done training, waits for a peer whose connection closed to "
+                 "come back; then a --role chief writes the run directory without that peer's "
+                 "report and exits with status 1")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   add_launcher_options(app, o.task);

@@ -92,6 +92,7 @@ class TaskProcess {
   void prepare_restarts(net::TcpRuntime& runtime) const;
   run::TaskReport train(net::TcpRuntime& runtime);
   run::TaskReport train_or_tell_peers(net::TcpRuntime& runtime);
+  [[noreturn]] static void crash(const std::string& when);
   run::GatheredReports hand_over(net::TcpRuntime& runtime, const run::TaskReport& report,
                                  std::string& kept) const;
   void print_done(const run::TaskReport& report, const std::string& kept) const;
@@ -135,6 +136,7 @@ int TaskProcess::run() {
     std::fflush(stdout);
   }
   const run::TaskReport report = train_or_tell_peers(runtime);
+  if (o_.crash_before_report) crash("report");
   std::string kept;  // where a task other than the chief keeps its report
   run::GatheredReports gathered = hand_over(runtime, report, kept);
   runtime.disconnect();
@@ -188,6 +190,7 @@ net::TcpOptions TaskProcess::tcp_options() const {
       std::chrono::milliseconds(static_cast<int64_t>(o_.connect_timeout_seconds * 1000));
   tcp.receive_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(o_.receive_timeout_seconds * 1000));
+  tcp.rejoin_wait = std::chrono::milliseconds(static_cast<int64_t>(o_.rejoin_wait_seconds * 1000));
   if (o_.epoch_ns) {
     tcp.epoch = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*o_.epoch_ns));
   }
@@ -216,12 +219,18 @@ void TaskProcess::prepare_restarts(net::TcpRuntime& runtime) const {
   if (!o_.crash_at_steps.empty()) {
     runtime.set_step_hook([steps = o_.crash_at_steps](int64_t step) {
       if (std::find(steps.begin(), steps.end(), step) == steps.end()) return;
-      // A crash, as a failing machine has it: no goodbye, no report.
-      std::printf("@crash %lld\n", static_cast<long long>(step));
-      std::fflush(stdout);
-      std::raise(SIGKILL);
+      crash(std::to_string(step));
     });
   }
+}
+
+// A crash, as a failing machine has it: no goodbye, no report. "@crash
+// WHEN" first, for the launcher.
+void TaskProcess::crash(const std::string& when) {
+  std::printf("@crash %s\n", when.c_str());
+  std::fflush(stdout);
+  std::raise(SIGKILL);
+  std::abort();  // not reached
 }
 
 // The strategy's task, run to its end, and its report.
@@ -256,8 +265,7 @@ run::GatheredReports TaskProcess::hand_over(net::TcpRuntime& runtime, const run:
     // Training is over: a peer that is gone now (killed, its machine lost)
     // and does not come back sends no report; waiting for it would last
     // the whole --timeout.
-    runtime.await_reports_only(
-        std::chrono::milliseconds(static_cast<int64_t>(o_.rejoin_wait_seconds * 1000)));
+    runtime.await_reports_only();
     return run::gather_task_reports(runtime, report);
   }
   if (gathering_) {

@@ -34,9 +34,10 @@ struct TaskProcessOptions {
   std::optional<int64_t> epoch_ns;  // steady_clock origin shared by a launcher's tasks
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;
-  // Once training is over, how long the chief waits for a task whose
-  // connection closed to come back (restarted) before it writes the run
-  // directory without that task's report and exits non-zero.
+  // Once training is over, how long a task waits for a peer whose
+  // connection closed to come back (restarted): then the chief writes the
+  // run directory without that peer's report and exits non-zero, and the
+  // others no longer wait for its goodbye.
   double rejoin_wait_seconds = 15;
   int threads = 2;
   bool progress_lines = false;  // "@progress DONE TOTAL" lines on stdout (for the launcher)
@@ -47,6 +48,7 @@ struct TaskProcessOptions {
   std::vector<uint32_t> incarnations;
   bool rejoin = false;
   std::vector<int64_t> crash_at_steps;
+  bool crash_before_report = false;  // fault injection: dies once trained, its report unsent
   bool quiet = false;
   run::Provenance provenance;  // for the chief's summary.json: the command, version, machine
 };

@@ -197,7 +197,7 @@ void TcpRuntime::on_peer_lost(const std::shared_ptr<Connection>& connection,
                               const std::string& what) {
   std::lock_guard lock(mutex_);
   const int peer = *connection->peer();
-  log_event(what + (reports_grace_ ? "" : "; the run goes on, it may come back"));
+  log_event(what + (awaiting_reports_ ? "" : "; the run goes on, it may come back"));
   auto& current = peers_[peer];
   if (current == connection) {
     current.reset();
@@ -314,7 +314,7 @@ Message TcpRuntime::receive(strategy::Tag tag) {
     if (const auto gone = next_gone(now)) {
       const strategy::TaskId peer = cluster().task_at(*gone);
       char grace[32];
-      std::snprintf(grace, sizeof grace, "%.3g s", reports_grace_->count() / 1000.0);
+      std::snprintf(grace, sizeof grace, "%.3g s", options_.rejoin_wait.count() / 1000.0);
       throw strategy::PeerGone(peer, strategy::task_name(peer) + " left the run before its " +
                                          strategy::tag_name(tag) + " message came (" +
                                          lost_why_[*gone] + "; it did not come back within " +
@@ -329,17 +329,17 @@ Message TcpRuntime::receive(strategy::Tag tag) {
   }
 }
 
-void TcpRuntime::await_reports_only(std::chrono::milliseconds grace) {
+void TcpRuntime::await_reports_only() {
   asio::post(io_, [this] { reporting_ = true; });
   std::lock_guard lock(mutex_);
-  reports_grace_ = grace;
+  awaiting_reports_ = true;
   changed_.notify_all();
 }
 
 std::optional<int> TcpRuntime::next_gone(std::chrono::steady_clock::time_point now) {
-  if (!reports_grace_) return std::nullopt;
+  if (!awaiting_reports_) return std::nullopt;
   for (std::size_t p = 0; p < lost_since_.size(); ++p) {
-    if (lost_since_[p] && !named_gone_[p] && *lost_since_[p] + *reports_grace_ <= now) {
+    if (lost_since_[p] && !named_gone_[p] && *lost_since_[p] + options_.rejoin_wait <= now) {
       named_gone_[p] = true;
       return static_cast<int>(p);
     }
@@ -350,20 +350,18 @@ std::optional<int> TcpRuntime::next_gone(std::chrono::steady_clock::time_point n
 std::optional<std::chrono::steady_clock::time_point> TcpRuntime::next_grace_end(
     std::chrono::steady_clock::time_point now) const {
   std::optional<std::chrono::steady_clock::time_point> next;
-  if (!reports_grace_) return next;
   for (const auto& since : lost_since_) {
     if (!since) continue;
-    const auto end = *since + *reports_grace_;
+    const auto end = *since + options_.rejoin_wait;
     if (end > now && (!next || end < *next)) next = end;
   }
   return next;
 }
 
 int TcpRuntime::gone_count(std::chrono::steady_clock::time_point now) const {
-  if (!reports_grace_) return 0;
-  return static_cast<int>(
-      std::count_if(lost_since_.begin(), lost_since_.end(),
-                    [&](const auto& since) { return since && *since + *reports_grace_ <= now; }));
+  return static_cast<int>(std::count_if(
+      lost_since_.begin(), lost_since_.end(),
+      [&](const auto& since) { return since && *since + options_.rejoin_wait <= now; }));
 }
 
 void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& work_fn) {
@@ -382,8 +380,8 @@ void TcpRuntime::disconnect() {
     }
   });
   std::unique_lock lock(mutex_);
-  // Every peer's goodbye, but for peers gone for good once only reports
-  // were awaited (await_reports_only): no goodbye comes from them.
+  // Every peer's goodbye, but for peers lost longer than rejoin_wait: no
+  // goodbye comes from them.
   const int expected = cluster().task_count() - 1;
   const auto deadline = std::chrono::steady_clock::now() + options_.receive_timeout;
   for (;;) {

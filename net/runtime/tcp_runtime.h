@@ -69,6 +69,11 @@ struct TcpOptions {
   // on unacknowledged data. A killed process is noticed at once: its kernel
   // closes its connections.
   std::chrono::milliseconds dead_peer_timeout{5'000};
+  // Once this task has trained, how long a peer whose connection closed
+  // without a goodbye may take to come back (restarted) before it counts
+  // as gone: disconnect() waits no longer for its goodbye, and, under
+  // await_reports_only(), a receive says so (strategy::PeerGone).
+  std::chrono::milliseconds rejoin_wait{15'000};
 };
 
 class TcpRuntime : public strategy::Runtime {
@@ -83,10 +88,10 @@ class TcpRuntime : public strategy::Runtime {
   // Training is over here; what peers send now is their reports and
   // goodbyes. From the call on, a peer whose connection closes without a
   // goodbye (a restartable one included) and is not replaced within
-  // `grace` has left for good: receive() throws strategy::PeerGone naming
-  // it, once, rather than waiting out the receive timeout. A peer lost
-  // before the call counts from its loss.
-  void await_reports_only(std::chrono::milliseconds grace);
+  // TcpOptions::rejoin_wait has left for good: receive() throws
+  // strategy::PeerGone naming it, once, rather than waiting out the
+  // receive timeout. A peer lost before the call counts from its loss.
+  void await_reports_only();
   // Sends a goodbye to every peer after the last message and waits for
   // theirs, so that no task closes while a peer still sends to it.
   void disconnect();
@@ -128,9 +133,9 @@ class TcpRuntime : public strategy::Runtime {
   // A connection to a peer that may restart was lost: the run goes on.
   void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
   bool survives_loss_of(int peer) const;
-  // Under mutex_, once await_reports_only() was called: a lost peer whose
-  // grace is over and that was not named yet (it is named now); when the
-  // next lost peer's grace ends; how many peers are gone for good.
+  // Under mutex_: once await_reports_only() was called, a lost peer whose
+  // rejoin_wait is over and that was not named yet (it is named now); when
+  // the next lost peer's rejoin_wait ends; how many peers are gone.
   std::optional<int> next_gone(std::chrono::steady_clock::time_point now);
   std::optional<std::chrono::steady_clock::time_point> next_grace_end(
       std::chrono::steady_clock::time_point now) const;
@@ -174,11 +179,11 @@ class TcpRuntime : public strategy::Runtime {
   int goodbyes_ = 0;
   std::string failure_;
   // Since when each peer has had no connection (lost, not yet back), and
-  // what was said of it; await_reports_only()'s grace and the peers named
-  // gone since.
+  // what was said of it; whether await_reports_only() was called, and the
+  // peers named gone since.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> lost_since_;
   std::vector<std::string> lost_why_;
-  std::optional<std::chrono::milliseconds> reports_grace_;
+  bool awaiting_reports_ = false;
   std::vector<bool> named_gone_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
 

@@ -144,16 +144,16 @@ PY
 check "... and the PS kept its report in a temporary folder" \
   bash -c "grep -q 'report kept in $TMPDIR/distlab-ps_4workers-ps-0-' '$ps/ps-0.out'"
 
-# A worker killed mid-run (kill -9 at its step 3, as a failing machine has
-# it) and never restarted: the asynchronous run goes on without it, and the
-# chief, done training, waits --rejoin-wait (2 s) for it to come back, then
-# writes the run directory without its report and exits with status 1,
-# long before --timeout (60 s here, 600 by default).
+# A worker killed once it has trained, before it sends its report (kill -9,
+# as a failing machine has it) and never restarted: the chief, done
+# training, waits --rejoin-wait (2 s) for it to come back, then writes the
+# run directory without its report and exits with status 1, long before
+# --timeout (60 s here, 600 by default).
 missing=$work/missing
-task_args=([worker:1]="--crash-at-step 3")
+task_args=([worker:1]="--crash-before-report")
 started=$SECONDS
 run_cluster "$missing" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
-  "--out $missing/run --rejoin-wait 2" -- \
+  "--out $missing/run" -- --rejoin-wait 2 \
   --set cluster.workers=2 --set data=synthetic-taxi:3000 --set training.train_examples=1536 \
   --set training.epochs=2 --set training.eval_every=0
 elapsed=$((SECONDS - started))
@@ -174,7 +174,7 @@ assert [m["task"] for m in missing] == ["worker:1"], missing
 assert "left the run" in missing[0]["reason"], missing[0]
 roles = [(t["role"], t["index"]) for t in s["tasks"]]
 assert roles == [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0)], roles
-assert s["tasks"][2]["steps"] == 0, s["tasks"][2]
+assert s["tasks"][2]["steps"] == 0, s["tasks"][2]  # its report is its name alone
 assert s["tasks"][1]["steps"] > 0 and s["tasks"][0]["steps"] > 0
 PY
 
