@@ -34,6 +34,7 @@ import sys
 
 import numpy
 import yaml
+from gpu_steps import DEFAULT_MEASURED, read_measured
 from scipy.optimize import least_squares
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,15 +48,6 @@ DEVICE_STARTS = [{"kernel_device_us": k, "memory_efficiency": m}
                  for k in (1, 10) for m in (0.05, 0.2, 0.6)]
 # The shares are fractions; the search runs on their logits, the rest on logs.
 FRACTIONS = {"memory_efficiency", "mixed_halved_share"}
-
-
-def read_rows(paths):
-    rows = []
-    for path in paths:
-        with open(path) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-        rows += [r for r in lines[1:] if "step_s" in r]  # rows a budget skipped have no step
-    return rows
 
 
 def step_operations(model, batch, precision):
@@ -154,9 +146,7 @@ def summary(label, errs):
 def main():
     parser = argparse.ArgumentParser(prog="bench/fit_gpu_model.py",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--measured", nargs="+",
-                        default=[os.path.join(ROOT, "bench/data/gpu_steps_h200.jsonl"),
-                                 os.path.join(ROOT, "bench/data/gpu_steps_h200_heldout.jsonl")],
+    parser.add_argument("--measured", nargs="+", default=DEFAULT_MEASURED,
                         help="measured steps, JSON lines (default: the H200's two files)")
     parser.add_argument("--gpu", default="h200", help="the catalog's GPU type (default h200)")
     parser.add_argument("--hold-out", default="",
@@ -167,7 +157,7 @@ def main():
                              "fitted without that model (for gpu_step_validation.sh --held-out)")
     o = parser.parse_args()
     gpu = catalog_gpu(o.gpu)
-    rows = read_rows(o.measured)
+    _, rows = read_measured(o.measured)
     for r in rows:
         r["operations"] = step_operations(r["model"], r["batch"], r["precision"])
     held_models = {m for m in o.hold_out.split(",") if m}

@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_steps import DEFAULT_MEASURED, read_measured
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRECISIONS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 STEPS = 20
@@ -53,9 +55,7 @@ def simulated_step(model, batch, precision, machine, overlays, folder):
 def main():
     parser = argparse.ArgumentParser(prog="bench/gpu_step_validation.sh",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--measured", nargs="+",
-                        default=[os.path.join(ROOT, "bench/data/gpu_steps_h200.jsonl"),
-                                 os.path.join(ROOT, "bench/data/gpu_steps_h200_heldout.jsonl")],
+    parser.add_argument("--measured", nargs="+", default=DEFAULT_MEASURED,
                         help="measured steps (default: the H200's, bench/data/gpu_steps_h200*.jsonl)")
     parser.add_argument("--machine", default="lent-h200",
                         help="the machine type to simulate on (default lent-h200)")
@@ -65,13 +65,7 @@ def main():
                         help="time each model with DIR/<model>.yaml over the catalog: figures "
                              "fitted without it (bench/fit_gpu_model.py --overlays DIR)")
     o = parser.parse_args()
-    rows = []
-    for path in o.measured:
-        with open(path) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-        # Rows a measurement skipped (its time budget spent) say so and have no step.
-        header = lines[0]
-        rows += [r for r in lines[1:] if "step_s" in r]
+    header, rows = read_measured(o.measured)
     errors = []
     held = " (every model held out: DIR/<model>.yaml)".replace("DIR", o.held_out or "")
     print(f"Measured: {header.get('gpu')}, PyTorch {header.get('torch')}; "
