@@ -28,7 +28,7 @@ GatheredReports gather_task_reports(strategy::Runtime& runtime, TaskReport own) 
   while (awaited > 0) {
     strategy::Message message;
     try {
-      message = runtime.recv_any(strategy::Tag::kTaskReport);
+      message = runtime.recv_any_or_gone(strategy::Tag::kTaskReport);
     } catch (const strategy::PeerGone& gone) {
       auto& slot = by_ordinal[static_cast<std::size_t>(cluster.ordinal(gone.peer()))];
       if (slot) continue;  // its report came before it went

@@ -200,6 +200,18 @@ Message Runtime::recv_any(Tag tag) {
   return next_in_sequence(tag, std::nullopt);
 }
 
+Message Runtime::recv_any_or_gone(Tag tag) {
+  names_gone_peers_ = true;
+  try {
+    Message message = next_in_sequence(tag, std::nullopt);
+    names_gone_peers_ = false;
+    return message;
+  } catch (...) {
+    names_gone_peers_ = false;
+    throw;
+  }
+}
+
 std::optional<Message> Runtime::take_stashed_any(Tag tag) {
   for (const auto& [key, messages] : stash_) {
     if (key.second != tag) continue;

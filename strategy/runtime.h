@@ -131,6 +131,11 @@ class Runtime {
   Message recv(TaskId from, Tag tag);
   // The next message with this tag from any task (a PS serving workers).
   Message recv_any(Tag tag);
+  // recv_any(), for a task that serves whoever is still in the run (a
+  // parameter server, the chief gathering reports): a backend that can
+  // tell a peer has left for good may end the wait with PeerGone naming
+  // it, once per peer.
+  Message recv_any_or_gone(Tag tag);
   // A receive of the next message from `from` with `tag` after those
   // already received or posted for, whose payload is to land in `into`
   // (FloatRange::sized(n): a message of n floats that keeps its own). Posted
@@ -233,6 +238,9 @@ class Runtime {
   virtual void bus_collective(DeviceCollective collective, uint64_t bytes);
 
   TaskLog& mutable_log() { return log_; }
+  // Whether the receive in progress is recv_any_or_gone()'s: the one
+  // receive() that may throw PeerGone.
+  bool names_gone_peers() const { return names_gone_peers_; }
 
  private:
   friend class PostedReceive;
@@ -264,6 +272,7 @@ class Runtime {
   TaskId self_;
   ClusterSpec cluster_;
   Fidelity fidelity_;
+  bool names_gone_peers_ = false;
   TaskLog log_;
   std::optional<StepRecord> step_;
   std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended

@@ -49,7 +49,16 @@ ShardServer::ShardServer(Runtime& runtime, const TrainingSetup& setup)
 TaskOutcome ShardServer::run() {
   if (setup_.checkpoints().resuming) restore();
   while (!done_) {
-    serve(runtime_.recv_any(Tag::kToParameterServer));
+    try {
+      serve(runtime_.recv_any_or_gone(Tag::kToParameterServer));
+    } catch (const PeerGone& gone) {
+      // A worker that left the run for good (lost, not restarted in time)
+      // pushes no more: the shard is final without it. Anyone else gone
+      // is a failure of the run.
+      const int rank = runtime_.cluster().replica_rank(gone.peer());
+      if (rank < 0) throw;
+      stop(rank);
+    }
     // Every worker has stopped: the shard is final.
     if (stopped_ == replicas_ && final_request_) answer_final();
   }

@@ -188,6 +188,10 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
                                    dir_,
                                    "--progress-lines",
                                    "--quiet"};
+  // The launcher restarts a lost task or ends the run: its tasks wait for
+  // a lost peer as long as for any message.
+  args.push_back("--rejoin-wait");
+  args.push_back(std::to_string(o_.receive_timeout_seconds));
   for (std::string& arg : run::override_arguments(o_.overrides)) args.push_back(std::move(arg));
   if (resume_ && !rejoin) {
     args.push_back("--resume");

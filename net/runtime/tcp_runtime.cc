@@ -311,7 +311,7 @@ Message TcpRuntime::receive(strategy::Tag tag) {
                   " message: " + failure_);
     }
     const auto now = std::chrono::steady_clock::now();
-    if (const auto gone = next_gone(now)) {
+    if (const auto gone = names_gone_peers() ? next_gone(now) : std::nullopt) {
       const strategy::TaskId peer = cluster().task_at(*gone);
       char grace[32];
       std::snprintf(grace, sizeof grace, "%.3g s", options_.rejoin_wait.count() / 1000.0);
@@ -337,7 +337,6 @@ void TcpRuntime::await_reports_only() {
 }
 
 std::optional<int> TcpRuntime::next_gone(std::chrono::steady_clock::time_point now) {
-  if (!awaiting_reports_) return std::nullopt;
   for (std::size_t p = 0; p < lost_since_.size(); ++p) {
     if (lost_since_[p] && !named_gone_[p] && *lost_since_[p] + options_.rejoin_wait <= now) {
       named_gone_[p] = true;

@@ -86,11 +86,11 @@ class TcpRuntime : public strategy::Runtime {
   // address that needs a secret.
   void connect();
   // Training is over here; what peers send now is their reports and
-  // goodbyes. From the call on, a peer whose connection closes without a
-  // goodbye (a restartable one included) and is not replaced within
-  // TcpOptions::rejoin_wait has left for good: receive() throws
-  // strategy::PeerGone naming it, once, rather than waiting out the
-  // receive timeout. A peer lost before the call counts from its loss.
+  // goodbyes. From the call on, any peer whose connection closes without a
+  // goodbye is lost rather than failed, as a restartable one always is.
+  // A lost peer not back within TcpOptions::rejoin_wait has left for good:
+  // recv_any_or_gone() throws strategy::PeerGone naming it, once, rather
+  // than waiting out the receive timeout.
   void await_reports_only();
   // Sends a goodbye to every peer after the last message and waits for
   // theirs, so that no task closes while a peer still sends to it.
@@ -133,9 +133,9 @@ class TcpRuntime : public strategy::Runtime {
   // A connection to a peer that may restart was lost: the run goes on.
   void on_peer_lost(const std::shared_ptr<Connection>& connection, const std::string& what);
   bool survives_loss_of(int peer) const;
-  // Under mutex_: once await_reports_only() was called, a lost peer whose
-  // rejoin_wait is over and that was not named yet (it is named now); when
-  // the next lost peer's rejoin_wait ends; how many peers are gone.
+  // Under mutex_: a lost peer whose rejoin_wait is over and that was not
+  // named yet (it is named now); when the next lost peer's rejoin_wait
+  // ends; how many peers are gone.
   std::optional<int> next_gone(std::chrono::steady_clock::time_point now);
   std::optional<std::chrono::steady_clock::time_point> next_grace_end(
       std::chrono::steady_clock::time_point now) const;

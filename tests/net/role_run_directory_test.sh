@@ -178,4 +178,32 @@ assert s["tasks"][2]["steps"] == 0, s["tasks"][2]  # its report is its name alon
 assert s["tasks"][1]["steps"] > 0 and s["tasks"][0]["steps"] > 0
 PY
 
+# A worker killed mid-run (at its step 120 of 240) and never restarted:
+# the asynchronous run goes on without it; the PS, once --rejoin-wait has
+# passed, counts it as stopped and gives the chief the final shard, rather
+# than waiting for it until --timeout.
+midrun=$work/midrun
+task_args=([worker:1]="--crash-at-step 120")
+started=$SECONDS
+run_cluster "$midrun" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
+  "--out $midrun/run" -- --rejoin-wait 2 \
+  --set cluster.workers=2 --set data=synthetic-taxi:3072 --set training.epochs=30 \
+  --set training.eval_every=0
+elapsed=$((SECONDS - started))
+task_args=()
+check "a worker killed mid-run and never back: the run ends in seconds (took ${elapsed}s)" \
+  test "$elapsed" -lt 45
+check "... the chief exits with status 1, naming its report missing" bash -c \
+  "[ \"\$(sed -n 's/^chief:0 //p' '$midrun/status')\" = 1 ] &&
+   grep -q 'the report of worker:1 is missing' '$midrun/chief-0.err'"
+check "... the PS and the other worker end well" bash -c \
+  "[ \"\$(sed -n 's/^ps:0 //p' '$midrun/status')\" = 0 ] &&
+   [ \"\$(sed -n 's/^worker:0 //p' '$midrun/status')\" = 0 ]"
+check "... and the chief's run has the final weights" "$py" - "$midrun/run" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert [m["task"] for m in s["missing_reports"]] == ["worker:1"], s["missing_reports"]
+assert len(s["weights_sha256"]) == 64, s["weights_sha256"]
+PY
+
 exit $failures
