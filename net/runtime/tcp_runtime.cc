@@ -85,8 +85,16 @@ void TcpRuntime::connect() {
   io_thread_ = std::thread([this] { io_.run(); });
 
   std::unique_lock lock(mutex_);
-  const bool all = changed_.wait_until(
-      lock, deadline_, [&] { return connected_ >= tasks - 1 || !failure_.empty(); });
+  // Every peer, but for one that connected and was lost longer than
+  // rejoin_wait ago (a restartable task that finished, or died, while this
+  // one still connected): the run goes on without it.
+  bool all = false;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    all = connected_ + gone_count(now) >= tasks - 1;
+    if (all || !failure_.empty() || now >= deadline_) break;
+    changed_.wait_until(lock, std::min(deadline_, next_grace_end(now).value_or(deadline_)));
+  }
   connecting_ = false;
   if (!failure_.empty()) throw_failure();
   if (!all) {

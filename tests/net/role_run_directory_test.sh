@@ -148,14 +148,16 @@ check "... and the PS kept its report in a temporary folder" \
 # as a failing machine has it) and never restarted: the chief, done
 # training, waits --rejoin-wait (2 s) for it to come back, then writes the
 # run directory without its report and exits with status 1, long before
-# --timeout (60 s here, 600 by default).
+# --timeout (60 s here, 600 by default). 240 steps a worker: long enough
+# that every task has connected before worker:1 is gone (a task lost while
+# its peers still connect is waited for until --connect-timeout).
 missing=$work/missing
 task_args=([worker:1]="--crash-before-report")
 started=$SECONDS
 run_cluster "$missing" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
   "--out $missing/run" -- --rejoin-wait 2 \
-  --set cluster.workers=2 --set data=synthetic-taxi:3000 --set training.train_examples=1536 \
-  --set training.epochs=2 --set training.eval_every=0
+  --set cluster.workers=2 --set data=synthetic-taxi:3072 --set training.epochs=30 \
+  --set training.eval_every=0
 elapsed=$((SECONDS - started))
 task_args=()
 check "the chief of a run that lost a worker's report exits with status 1" \
