@@ -151,15 +151,21 @@ check "... and the PS kept its report in a temporary folder" \
 # --timeout (60 s here, 600 by default). 240 steps a worker: long enough
 # that every task has connected before worker:1 is gone (a task lost while
 # its peers still connect is waited for until --connect-timeout).
+# run_losing_worker1 DIR HOOK: chief + 2 workers + PS, asynchronous, 240
+# steps a worker, worker:1 killed by HOOK; --rejoin-wait 2 everywhere. Sets
+# `elapsed` to the seconds the whole cluster took.
+run_losing_worker1() {
+  local dir=$1 hook=$2 started=$SECONDS
+  task_args=([worker:1]="$hook")
+  run_cluster "$dir" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
+    "--out $dir/run" -- --rejoin-wait 2 \
+    --set cluster.workers=2 --set data=synthetic-taxi:3072 --set training.epochs=30 \
+    --set training.eval_every=0
+  elapsed=$((SECONDS - started))
+  task_args=()
+}
 missing=$work/missing
-task_args=([worker:1]="--crash-before-report")
-started=$SECONDS
-run_cluster "$missing" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
-  "--out $missing/run" -- --rejoin-wait 2 \
-  --set cluster.workers=2 --set data=synthetic-taxi:3072 --set training.epochs=30 \
-  --set training.eval_every=0
-elapsed=$((SECONDS - started))
-task_args=()
+run_losing_worker1 "$missing" --crash-before-report
 check "the chief of a run that lost a worker's report exits with status 1" \
   test "$(status_of "$missing/status" chief:0)" = 1
 check "... within seconds of its training, not at --timeout (took ${elapsed}s)" test "$elapsed" -lt 45
@@ -185,14 +191,7 @@ PY
 # passed, counts it as stopped and gives the chief the final shard, rather
 # than waiting for it until --timeout.
 midrun=$work/midrun
-task_args=([worker:1]="--crash-at-step 120")
-started=$SECONDS
-run_cluster "$midrun" "$src/scenarios/ps_4workers.yaml" "chief:0 worker:0 worker:1 ps:0" \
-  "--out $midrun/run" -- --rejoin-wait 2 \
-  --set cluster.workers=2 --set data=synthetic-taxi:3072 --set training.epochs=30 \
-  --set training.eval_every=0
-elapsed=$((SECONDS - started))
-task_args=()
+run_losing_worker1 "$midrun" "--crash-at-step 120"
 check "a worker killed mid-run and never back: the run ends in seconds (took ${elapsed}s)" \
   test "$elapsed" -lt 45
 check "... the chief exits with status 1, naming its report missing" bash -c \
