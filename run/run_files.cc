@@ -205,6 +205,35 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
   return task;
 }
 
+// The restarts and what they cost; the reports a --role chief never got.
+void add_failures(json& summary, const RunResult& r) {
+  summary["restarts"] = r.failures.size();
+  int64_t lost_steps = 0;
+  double recovery_seconds = 0;
+  json failures = json::array();
+  for (const Failure& f : r.failures) {
+    lost_steps += f.lost_steps;
+    recovery_seconds += f.recovery_seconds;
+    failures.push_back({{"at", number(f.at)},
+                        {"task", f.task},
+                        {"cause", f.cause},
+                        {"recovery", f.recovery},
+                        {"restored_step", f.restored_step},
+                        {"lost_steps", f.lost_steps},
+                        {"recovery_seconds", number(f.recovery_seconds)}});
+  }
+  summary["lost_steps"] = lost_steps;
+  summary["recovery_seconds"] = number(recovery_seconds);
+  summary["failures"] = std::move(failures);
+  if (!r.missing_reports.empty()) {
+    json missing = json::array();
+    for (const MissingReport& m : r.missing_reports) {
+      missing.push_back({{"task", m.task}, {"reason", m.reason}});
+    }
+    summary["missing_reports"] = std::move(missing);
+  }
+}
+
 // The checkpoint settings and what the tasks wrote and read back.
 json checkpoints_json(const RunResult& r) {
   uint64_t files = 0, bytes = 0;
@@ -276,31 +305,7 @@ std::string summary_json(const RunResult& r) {
   summary["input_seconds"] = number(totals.input);
   summary["checkpoints"] = checkpoints_json(r);
   summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
-  summary["restarts"] = r.failures.size();
-  int64_t lost_steps = 0;
-  double recovery_seconds = 0;
-  json failures = json::array();
-  for (const Failure& f : r.failures) {
-    lost_steps += f.lost_steps;
-    recovery_seconds += f.recovery_seconds;
-    failures.push_back({{"at", number(f.at)},
-                        {"task", f.task},
-                        {"cause", f.cause},
-                        {"recovery", f.recovery},
-                        {"restored_step", f.restored_step},
-                        {"lost_steps", f.lost_steps},
-                        {"recovery_seconds", number(f.recovery_seconds)}});
-  }
-  summary["lost_steps"] = lost_steps;
-  summary["recovery_seconds"] = number(recovery_seconds);
-  summary["failures"] = std::move(failures);
-  if (!r.missing_reports.empty()) {
-    json missing = json::array();
-    for (const MissingReport& m : r.missing_reports) {
-      missing.push_back({{"task", m.task}, {"reason", m.reason}});
-    }
-    summary["missing_reports"] = std::move(missing);
-  }
+  add_failures(summary, r);
   summary["start_step"] = r.start_step;
   summary["communication_fraction"] = number(totals.communication_fraction());
   // Of that, the share spent waiting for a peer rather than transferring.

@@ -81,10 +81,10 @@ class PostedReceive {
   Posting posting_;
 };
 
-// Thrown by a receive when a peer has left the run for good while this task
-// waited: a backend that can tell says so at once (./realnet's, once
-// training is over and only reports are awaited) rather than waiting out
-// its timeout. Thrown once per peer; later receives wait for the others.
+// Thrown by Runtime::recv_any_or_gone() when a peer has left the run for
+// good while this task waited: a backend that can tell (./realnet's: lost,
+// and not back within its rejoin wait) says so rather than waiting out its
+// timeout. Thrown once per peer; later receives wait for the others.
 class PeerGone : public Error {
  public:
   PeerGone(TaskId peer, const std::string& what) : Error(what), peer_(peer) {}

@@ -93,7 +93,7 @@ void TcpRuntime::connect() {
     const auto now = std::chrono::steady_clock::now();
     all = connected_ + gone_count(now) >= tasks - 1;
     if (all || !failure_.empty() || now >= deadline_) break;
-    changed_.wait_until(lock, std::min(deadline_, next_grace_end(now).value_or(deadline_)));
+    wait_for_change(lock, now, deadline_);
   }
   connecting_ = false;
   if (!failure_.empty()) throw_failure();
@@ -205,7 +205,7 @@ void TcpRuntime::on_peer_lost(const std::shared_ptr<Connection>& connection,
                               const std::string& what) {
   std::lock_guard lock(mutex_);
   const int peer = *connection->peer();
-  log_event(what + (awaiting_reports_ ? "" : "; the run goes on, it may come back"));
+  log_event(what + (reporting_ ? "" : "; the run goes on, it may come back"));
   auto& current = peers_[peer];
   if (current == connection) {
     current.reset();
@@ -333,15 +333,18 @@ Message TcpRuntime::receive(strategy::Tag tag) {
                   " message within " + std::to_string(options_.receive_timeout.count() / 1000) +
                   " s; a peer may have stopped");
     }
-    changed_.wait_until(lock, std::min(deadline, next_grace_end(now).value_or(deadline)));
+    wait_for_change(lock, now, deadline);
   }
 }
 
 void TcpRuntime::await_reports_only() {
   asio::post(io_, [this] { reporting_ = true; });
-  std::lock_guard lock(mutex_);
-  awaiting_reports_ = true;
-  changed_.notify_all();
+}
+
+void TcpRuntime::wait_for_change(std::unique_lock<std::mutex>& lock,
+                                 std::chrono::steady_clock::time_point now,
+                                 std::chrono::steady_clock::time_point deadline) {
+  changed_.wait_until(lock, std::min(deadline, next_grace_end(now).value_or(deadline)));
 }
 
 std::optional<int> TcpRuntime::next_gone(std::chrono::steady_clock::time_point now) {
@@ -394,7 +397,7 @@ void TcpRuntime::disconnect() {
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (!failure_.empty() || goodbyes_ + gone_count(now) >= expected || now >= deadline) break;
-    changed_.wait_until(lock, std::min(deadline, next_grace_end(now).value_or(deadline)));
+    wait_for_change(lock, now, deadline);
   }
   if (!failure_.empty()) throw_failure();
   lock.unlock();

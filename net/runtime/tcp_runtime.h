@@ -69,10 +69,10 @@ struct TcpOptions {
   // on unacknowledged data. A killed process is noticed at once: its kernel
   // closes its connections.
   std::chrono::milliseconds dead_peer_timeout{5'000};
-  // Once this task has trained, how long a peer whose connection closed
-  // without a goodbye may take to come back (restarted) before it counts
-  // as gone: disconnect() waits no longer for its goodbye, and, under
-  // await_reports_only(), a receive says so (strategy::PeerGone).
+  // How long a peer whose connection closed without a goodbye may take to
+  // come back (restarted) before it counts as gone: connect() and
+  // disconnect() wait no longer for it, and recv_any_or_gone() says so
+  // (strategy::PeerGone).
   std::chrono::milliseconds rejoin_wait{15'000};
 };
 
@@ -137,6 +137,11 @@ class TcpRuntime : public strategy::Runtime {
   // named yet (it is named now); when the next lost peer's rejoin_wait
   // ends; how many peers are gone.
   std::optional<int> next_gone(std::chrono::steady_clock::time_point now);
+  // Waits, under mutex_, for a change, the deadline or the end of a lost
+  // peer's rejoin_wait, whichever comes first.
+  void wait_for_change(std::unique_lock<std::mutex>& lock,
+                       std::chrono::steady_clock::time_point now,
+                       std::chrono::steady_clock::time_point deadline);
   std::optional<std::chrono::steady_clock::time_point> next_grace_end(
       std::chrono::steady_clock::time_point now) const;
   int gone_count(std::chrono::steady_clock::time_point now) const;
@@ -178,12 +183,10 @@ class TcpRuntime : public strategy::Runtime {
   bool connecting_ = true;  // connect() has not yet seen every peer
   int goodbyes_ = 0;
   std::string failure_;
-  // Since when each peer has had no connection (lost, not yet back), and
-  // what was said of it; whether await_reports_only() was called, and the
-  // peers named gone since.
+  // Since when each peer has had no connection (lost, not yet back), what
+  // was said of it, and whether recv_any_or_gone() has named it gone.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> lost_since_;
   std::vector<std::string> lost_why_;
-  bool awaiting_reports_ = false;
   std::vector<bool> named_gone_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
 
