@@ -106,6 +106,11 @@ class Runtime {
   // Set by the backend before the task runs: its own incarnation and every
   // task's as of its start (ordinals of the cluster).
   void set_incarnations(uint32_t own, std::vector<uint32_t> everyone);
+  // The incarnation of the task at `ordinal` as this task knows it: from
+  // set_incarnations, then from the messages it admitted.
+  uint32_t peer_incarnation(int ordinal) const {
+    return peer_incarnations_[static_cast<std::size_t>(ordinal)];
+  }
   // A restarted task that rejoins a run that went on without it (an
   // asynchronous worker), rather than one restarted with every other task
   // from a checkpoint.

@@ -184,8 +184,10 @@ void TcpRuntime::Connection::recycle(Outgoing& out) {
 }
 
 HandshakeConfig TcpRuntime::Connection::config() const {
-  return {
-      .secret = runtime_.options_.secret, .cluster = runtime_.cluster(), .self = runtime_.self()};
+  return {.secret = runtime_.options_.secret,
+          .cluster = runtime_.cluster(),
+          .self = runtime_.self(),
+          .incarnation = runtime_.incarnation()};
 }
 
 // Writes the queue's front, then the rest of the queue; io thread, while
@@ -333,7 +335,10 @@ void TcpRuntime::Connection::on_control_frame() {
     } else if (auto* acceptor = std::get_if<AcceptorHandshake>(&handshake_)) {
       reply = acceptor->on_frame(current_, payload_);
       done = acceptor->done();
-      if (done) peer_ = runtime_.cluster().ordinal(*acceptor->peer());
+      if (done) {
+        peer_ = runtime_.cluster().ordinal(*acceptor->peer());
+        peer_incarnation_ = acceptor->peer_incarnation();
+      }
     } else {
       return fail(std::string("an unexpected ") + frame_type_name(current_.type) + " frame");
     }

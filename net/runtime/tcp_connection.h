@@ -58,6 +58,9 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   std::optional<int> peer() const { return peer_; }
   // Whether this task dialled it (rather than accepted it).
   bool dialled() const { return dialled_; }
+  // An accepted connection's peer incarnation, as its hello said (0 for a
+  // dialled one: the acceptor does not say).
+  uint32_t peer_incarnation() const { return peer_incarnation_; }
   // Nothing left to write (a closed connection never writes again).
   bool idle();
   std::string peer_name() const;
@@ -100,6 +103,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   const int fd_;  // socket_'s descriptor, for the task thread's writes
   std::optional<int> peer_;
   const bool dialled_;
+  uint32_t peer_incarnation_ = 0;
   std::variant<std::monostate, ConnectorHandshake, AcceptorHandshake> handshake_;
   std::array<std::byte, kHeaderBytes> header_bytes_{};
   FrameHeader current_;

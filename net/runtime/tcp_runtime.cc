@@ -60,6 +60,7 @@ void TcpRuntime::connect() {
   }
   deadline_ = std::chrono::steady_clock::now() + options_.connect_deadline;
   const int tasks = cluster().task_count();
+  for (int peer = 0; peer < tasks; ++peer) peer_lives_.push_back(peer_incarnation(peer));
   // Tasks with a higher ordinal dial this one; it dials the lower ones. A
   // peer that may restart dials everyone when it comes back: then every
   // task listens.
@@ -95,7 +96,6 @@ void TcpRuntime::connect() {
     if (all || !failure_.empty() || now >= deadline_) break;
     wait_for_change(lock, now, deadline_);
   }
-  connecting_ = false;
   if (!failure_.empty()) throw_failure();
   if (!all) {
     std::string missing;
@@ -154,7 +154,9 @@ void TcpRuntime::dial(int peer, std::chrono::milliseconds backoff) {
 // while a dial of this task's own, or of a peer's, may still be retrying
 // from the start of the run, when the restarted task's earlier life was
 // not yet listening. Both ends keep the connection the task that came back
-// dialled, and close the other before a message travels on it.
+// dialled, and close the other before a message travels on it: the task
+// that came back tells a retrying dial by its incarnation (is_stale_dial),
+// the other end by its being its own dial.
 void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
   const int peer = *connection->peer();
   std::shared_ptr<Connection> closed;
@@ -178,6 +180,9 @@ void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
     } else {
       failure_ = "two connections from " + connection->peer_name();
     }
+    if (closed != connection && !connection->dialled()) {
+      peer_lives_[peer] = std::max(peer_lives_[peer], connection->peer_incarnation());
+    }
     changed_.notify_all();
   }
   if (back) log_event(connection->peer_name() + " is back on a new connection");
@@ -190,11 +195,13 @@ void TcpRuntime::on_connected(const std::shared_ptr<Connection>& connection) {
 
 // A task that came back dials every peer itself. So a connection it
 // accepts from a peer that cannot restart (which never dials a task twice),
-// or from any peer before it has seen them all, is a dial retrying from the
-// run's start.
+// or from a life of the peer it already knows, is a dial retrying from
+// before this task came back; only a newer life of the peer, restarted
+// since, dials it anew. (Whether this task has yet seen every peer says
+// nothing: such a dial may be in flight when it has.)
 bool TcpRuntime::is_stale_dial(int peer, const Connection& connection) const {
   return options_.dial_everyone && !connection.dialled() &&
-         (connecting_ || !survives_loss_of(peer));
+         (!survives_loss_of(peer) || connection.peer_incarnation() <= peer_lives_[peer]);
 }
 
 bool TcpRuntime::survives_loss_of(int peer) const {

@@ -180,7 +180,9 @@ class TcpRuntime : public strategy::Runtime {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   int connected_ = 0;
-  bool connecting_ = true;  // connect() has not yet seen every peer
+  // Each peer's newest incarnation met: the launcher's as of this task's
+  // start, then any newer one an accepted hello names.
+  std::vector<uint32_t> peer_lives_;
   int goodbyes_ = 0;
   std::string failure_;
   // Since when each peer has had no connection (lost, not yet back), what

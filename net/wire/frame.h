@@ -26,8 +26,9 @@
 // version, sequence and incarnations 0):
 //
 //   type       payload
-//   hello      16 bytes: the acceptor's ordinal the connector means to reach,
-//              then the connector's cluster as chiefs, workers, ps (u32 each)
+//   hello      20 bytes: the acceptor's ordinal the connector means to reach,
+//              the connector's cluster as chiefs, workers, ps, then the
+//              connector's incarnation (u32 each)
 //   challenge  32 bytes: the acceptor's nonce
 //   response   64 bytes: the connector's MAC over the acceptor's nonce, then
 //              the connector's own nonce
@@ -64,8 +65,9 @@ namespace distlab::net {
 inline constexpr std::array<std::byte, 4> kMagic = {std::byte{'D'}, std::byte{'L'}, std::byte{'A'},
                                                     std::byte{'B'}};
 // 2: incarnations at offset 20; 3: task reports (strategy::Tag::kTaskReport);
-// 4: learning rates (strategy::Tag::kLearningRate, PsRequest::kLearningRate)
-inline constexpr uint16_t kProtocolVersion = 4;
+// 4: learning rates (strategy::Tag::kLearningRate, PsRequest::kLearningRate);
+// 5: the connector's incarnation in the hello (and its MAC)
+inline constexpr uint16_t kProtocolVersion = 5;
 inline constexpr std::size_t kHeaderBytes = 56;
 // The largest message payload a receiver accepts unless told otherwise: 1 GiB
 // (268,435,456 floats). A longer frame is refused before anything is
@@ -73,7 +75,7 @@ inline constexpr std::size_t kHeaderBytes = 56;
 inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 30;
 inline constexpr std::size_t kMaxGoodbyeBytes = 1024;
 // Fixed payload sizes of the handshake frames.
-inline constexpr std::size_t kHelloBytes = 16;
+inline constexpr std::size_t kHelloBytes = 20;
 inline constexpr std::size_t kChallengeBytes = 32;
 inline constexpr std::size_t kResponseBytes = 64;
 inline constexpr std::size_t kAuthenticatedWelcomeBytes = 32;

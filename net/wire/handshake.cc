@@ -110,18 +110,19 @@ Nonce make_nonce() {
 }
 
 Mac handshake_mac(std::span<const std::byte> secret, Prover prover, const Nonce& nonce,
-                  uint32_t connector, uint32_t acceptor) {
+                  const HandshakeParties& parties) {
   if (secret.empty()) throw Error("handshake: no cluster secret to compute a MAC with");
   if (secret.size() > static_cast<std::size_t>(INT_MAX)) {
     throw Error("handshake: cluster secret too long");
   }
   std::vector<std::byte> input;
-  input.reserve(kMacLabel.size() + 1 + nonce.size() + 10);
+  input.reserve(kMacLabel.size() + 1 + nonce.size() + 14);
   for (const char c : kMacLabel) input.push_back(static_cast<std::byte>(c));
   input.push_back(static_cast<std::byte>(prover));
   input.insert(input.end(), nonce.begin(), nonce.end());
-  put_u32(input, connector);
-  put_u32(input, acceptor);
+  put_u32(input, parties.connector);
+  put_u32(input, parties.acceptor);
+  put_u32(input, parties.connector_incarnation);
   input.push_back(static_cast<std::byte>(kProtocolVersion & 0xff));
   input.push_back(static_cast<std::byte>(kProtocolVersion >> 8));
 
@@ -137,14 +138,14 @@ Mac handshake_mac(std::span<const std::byte> secret, Prover prover, const Nonce&
 }
 
 bool verify(std::span<const std::byte> secret, Prover prover, std::span<const std::byte> nonce,
-            uint32_t connector, uint32_t acceptor, std::span<const std::byte> mac) {
+            const HandshakeParties& parties, std::span<const std::byte> mac) {
   if (secret.empty() || secret.size() > static_cast<std::size_t>(INT_MAX) ||
       nonce.size() != kNonceBytes || mac.size() != kMacBytes) {
     return false;
   }
   Nonce fixed;
   std::copy(nonce.begin(), nonce.end(), fixed.begin());
-  const Mac expected = handshake_mac(secret, prover, fixed, connector, acceptor);
+  const Mac expected = handshake_mac(secret, prover, fixed, parties);
   return CRYPTO_memcmp(expected.data(), mac.data(), kMacBytes) == 0;
 }
 
@@ -186,6 +187,7 @@ Frame ConnectorHandshake::hello() {
   put_u32(body, static_cast<uint32_t>(config_.cluster.chiefs));
   put_u32(body, static_cast<uint32_t>(config_.cluster.workers));
   put_u32(body, static_cast<uint32_t>(config_.cluster.ps));
+  put_u32(body, config_.incarnation);
   state_ = authenticated() ? State::kAwaitChallenge : State::kAwaitWelcome;
   return make_frame(FrameType::kHello, self_, authenticated() ? kFlagAuthenticated : 0,
                     std::move(body));
@@ -217,7 +219,7 @@ std::optional<Frame> ConnectorHandshake::on_frame(const FrameHeader& header,
     Nonce challenge;
     std::copy(payload.begin(), payload.end(), challenge.begin());
     nonce_ = make_nonce();
-    const Mac answer = handshake_mac(secret, Prover::kConnector, challenge, self_, acceptor_);
+    const Mac answer = handshake_mac(secret, Prover::kConnector, challenge, parties());
     state_ = State::kAwaitWelcome;
     return make_frame(FrameType::kResponse, self_, 0, concat(answer, nonce_));
   }
@@ -232,7 +234,7 @@ std::optional<Frame> ConnectorHandshake::on_frame(const FrameHeader& header,
                          : "it holds a cluster secret and this task has none");
   }
   if (authenticated()) {
-    if (!verify(secret, Prover::kAcceptor, nonce_, self_, acceptor_, payload)) {
+    if (!verify(secret, Prover::kAcceptor, nonce_, parties(), payload)) {
       fail(HandshakeProblem::kBadMac,
            "its answer to this task's challenge is wrong: it does not hold this cluster's secret");
     }
@@ -278,6 +280,7 @@ std::optional<Frame> AcceptorHandshake::on_frame(const FrameHeader& header,
     const uint32_t chiefs = get_u32(payload, 4);
     const uint32_t workers = get_u32(payload, 8);
     const uint32_t ps = get_u32(payload, 12);
+    const uint32_t incarnation = get_u32(payload, 16);
     const auto& cluster = config_.cluster;
     if (chiefs != static_cast<uint32_t>(cluster.chiefs) ||
         workers != static_cast<uint32_t>(cluster.workers) ||
@@ -305,6 +308,7 @@ std::optional<Frame> AcceptorHandshake::on_frame(const FrameHeader& header,
                            : "it holds a cluster secret and this task has none");
     }
     connector_ = header.sender;
+    connector_incarnation_ = incarnation;
     if (!authenticated()) {
       state_ = State::kDone;
       return make_frame(FrameType::kWelcome, self_, 0, {});
@@ -324,14 +328,14 @@ std::optional<Frame> AcceptorHandshake::on_frame(const FrameHeader& header,
     fail(HandshakeProblem::kWrongPeer,
          "its response comes from " + ordinal_name(config_.cluster, header.sender));
   }
-  if (!verify(secret, Prover::kConnector, nonce_, *connector_, self_, payload.first(kMacBytes))) {
+  if (!verify(secret, Prover::kConnector, nonce_, parties(), payload.first(kMacBytes))) {
     fail(HandshakeProblem::kBadMac,
          "its answer to the challenge is wrong: it does not hold this cluster's secret");
   }
   Nonce theirs;
   const auto their_nonce = payload.subspan(kMacBytes, kNonceBytes);
   std::copy(their_nonce.begin(), their_nonce.end(), theirs.begin());
-  const Mac answer = handshake_mac(secret, Prover::kAcceptor, theirs, *connector_, self_);
+  const Mac answer = handshake_mac(secret, Prover::kAcceptor, theirs, parties());
   state_ = State::kDone;
   return make_frame(FrameType::kWelcome, self_, kFlagAuthenticated,
                     std::vector<std::byte>(answer.begin(), answer.end()));

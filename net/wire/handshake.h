@@ -11,7 +11,8 @@
 //   connector                                    acceptor
 //   HELLO     [authenticated] sender = c,
 //             body: acceptor ordinal a it means
-//             to reach, its cluster shape     -->
+//             to reach, its cluster shape, its
+//             incarnation Ic                  -->
 //                                                 checks a, the cluster shape,
 //                                                 that c is another task and
 //                                                 that both hold a secret
@@ -28,11 +29,17 @@
 //
 // where the MAC input (see handshake_mac) is a fixed label, the prover's
 // role ("C" connector, "A" acceptor), the challenge nonce, then the
-// connector's and the acceptor's ordinals (u32) and kProtocolVersion (u16),
-// all little-endian. The role byte keeps a task's answer as acceptor from
-// serving as its answer as connector (a reflection attack); the ordinals
-// keep an answer for one pair of tasks from serving another. The acceptor
-// proves nothing before the connector has: it is no oracle for strangers.
+// connector's and the acceptor's ordinals (u32), the connector's
+// incarnation Ic (u32) and kProtocolVersion (u16), all little-endian. The
+// role byte keeps a task's answer as acceptor from serving as its answer as
+// connector (a reflection attack); the ordinals keep an answer for one pair
+// of tasks from serving another. The acceptor proves nothing before the
+// connector has: it is no oracle for strangers.
+//
+// The incarnation (the connector's life: 0 until it is restarted after a
+// failure) tells a restarted task's acceptor whether a connection comes
+// from a newer life of its peer or is a dial retrying from a life it has
+// already met (TcpRuntime::is_stale_dial).
 //
 // Without a secret (identity only, 2 frames): HELLO (not authenticated)
 // -->, <-- WELCOME (not authenticated, no body). A task with a secret refuses
@@ -83,17 +90,25 @@ enum class Prover : uint8_t {
 // 32 bytes from OpenSSL's RAND_bytes. Throws Error if it fails.
 Nonce make_nonce();
 
-// HMAC-SHA256(secret, label || prover || nonce || connector || acceptor ||
-// kProtocolVersion). Throws Error for an empty secret (there is nothing to
-// prove without one) or if OpenSSL fails.
-Mac handshake_mac(std::span<const std::byte> secret, Prover prover, const Nonce& nonce,
-                  uint32_t connector, uint32_t acceptor);
+// The two ends of one connection as the MAC binds them: ordinals, and the
+// connector's incarnation.
+struct HandshakeParties {
+  uint32_t connector = 0;
+  uint32_t acceptor = 0;
+  uint32_t connector_incarnation = 0;
+};
 
-// Whether `mac` is handshake_mac(secret, prover, nonce, connector, acceptor),
-// compared in constant time (CRYPTO_memcmp). False, never an exception, for
-// an empty secret or a nonce or MAC of the wrong size.
+// HMAC-SHA256(secret, label || prover || nonce || connector || acceptor ||
+// connector_incarnation || kProtocolVersion). Throws Error for an empty
+// secret (there is nothing to prove without one) or if OpenSSL fails.
+Mac handshake_mac(std::span<const std::byte> secret, Prover prover, const Nonce& nonce,
+                  const HandshakeParties& parties);
+
+// Whether `mac` is handshake_mac(secret, prover, nonce, parties), compared
+// in constant time (CRYPTO_memcmp). False, never an exception, for an empty
+// secret or a nonce or MAC of the wrong size.
 bool verify(std::span<const std::byte> secret, Prover prover, std::span<const std::byte> nonce,
-            uint32_t connector, uint32_t acceptor, std::span<const std::byte> mac);
+            const HandshakeParties& parties, std::span<const std::byte> mac);
 
 // The secret's bytes.
 std::span<const std::byte> secret_bytes(const std::string& secret);
@@ -125,6 +140,7 @@ struct HandshakeConfig {
   std::string secret;  // empty: no authentication (loopback only)
   strategy::ClusterSpec cluster;
   strategy::TaskId self;
+  uint32_t incarnation = 0;  // this task's life: 0 until it is restarted
 };
 
 // The dialling side. Call hello() once, write its frame, then pass every
@@ -144,6 +160,7 @@ class ConnectorHandshake {
  private:
   enum class State { kStart, kAwaitChallenge, kAwaitWelcome, kDone, kFailed };
   [[noreturn]] void fail(HandshakeProblem problem, const std::string& what);
+  HandshakeParties parties() const { return {self_, acceptor_, config_.incarnation}; }
 
   HandshakeConfig config_;
   uint32_t self_;
@@ -166,14 +183,19 @@ class AcceptorHandshake {
   bool authenticated() const { return !config_.secret.empty(); }
   // The connector, once the handshake is done (nullopt before).
   std::optional<strategy::TaskId> peer() const;
+  // The connector's incarnation, as its hello said (0 before the hello).
+  uint32_t peer_incarnation() const { return connector_incarnation_; }
 
  private:
   enum class State { kAwaitHello, kAwaitResponse, kDone, kFailed };
   [[noreturn]] void fail(HandshakeProblem problem, const std::string& what);
+  // Once the hello is in.
+  HandshakeParties parties() const { return {*connector_, self_, connector_incarnation_}; }
 
   HandshakeConfig config_;
   uint32_t self_;
   std::optional<uint32_t> connector_;
+  uint32_t connector_incarnation_ = 0;
   State state_ = State::kAwaitHello;
   Nonce nonce_{};  // Na, sent in the challenge
 };

@@ -287,7 +287,7 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     require_refused(http, FrameProblem::kBadMagic, "not a distlab peer");
   }
   SECTION("unsupported protocol version") {
-    for (const uint16_t version : {uint16_t{0}, uint16_t{3}, uint16_t{5}, uint16_t{0xffff}}) {
+    for (const uint16_t version : {uint16_t{0}, uint16_t{4}, uint16_t{6}, uint16_t{0xffff}}) {
       Header bytes = good;
       set_u16(bytes, 4, version);
       require_refused(bytes, FrameProblem::kUnsupportedVersion,

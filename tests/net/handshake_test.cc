@@ -24,6 +24,8 @@ const ClusterSpec kCluster{
 const TaskId kChief{Role::kChief, 0};
 const TaskId kWorker1{Role::kWorker, 1};
 const TaskId kPs{Role::kPs, 0};
+// worker:1 (ordinal 2) dialling the chief (ordinal 0), in its first life.
+constexpr HandshakeParties kPair{.connector = 2, .acceptor = 0};
 
 std::string hex(std::span<const std::byte> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -96,41 +98,47 @@ TEST_CASE("nonces are 32 random bytes, different every time") {
 TEST_CASE("the MAC is HMAC-SHA256 over the documented input") {
   // Computed independently with Python's hmac module:
   // hmac.new(secret, b"distlab realnet handshake" + b"C" + bytes(range(32))
-  //          + struct.pack("<IIH", 2, 0, 4), hashlib.sha256)
-  // (the last field is the protocol version, 4)
+  //          + struct.pack("<IIIH", 2, 0, 1, 5), hashlib.sha256)
+  // (connector 2, acceptor 0, the connector's incarnation 1, then the
+  // protocol version, 5)
   const auto secret = secret_bytes(kSecret);
-  CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), 2, 0)) ==
-        "89e23859376249e48136fc0351918f560c4bf07b5106872d4e94037b9241dd6b");
-  CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), 2, 0)) ==
-        "0070fc5e09fd96b987e46c38f678a5da75d30126f76a8a9b04562a65809730f0");
-  CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), 2, 0), distlab::Error);
+  const HandshakeParties parties{.connector = 2, .acceptor = 0, .connector_incarnation = 1};
+  CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), parties)) ==
+        "4c9868c4a6392b95b21ad539b8a19197ca3f630715f095e30ddad310fdb5eeca");
+  CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), parties)) ==
+        "5872822af5b81bce7a445e7721dc3d4181d45e91c2bad709843b82b2f5fdc929");
+  CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), parties), distlab::Error);
 }
 
-TEST_CASE("a MAC verifies for its secret, nonce, ordinals and role only") {
+TEST_CASE("a MAC verifies for its secret, nonce, ordinals, incarnation and role only") {
   const auto secret = secret_bytes(kSecret);
   const Nonce nonce = make_nonce();
-  const Mac mac = handshake_mac(secret, Prover::kConnector, nonce, 2, 0);
-  CHECK(verify(secret, Prover::kConnector, nonce, 2, 0, mac));
+  const Mac mac = handshake_mac(secret, Prover::kConnector, nonce, kPair);
+  CHECK(verify(secret, Prover::kConnector, nonce, kPair, mac));
 
   const std::string other_secret = kSecret + "!";
-  CHECK_FALSE(verify(secret_bytes(other_secret), Prover::kConnector, nonce, 2, 0, mac));
+  CHECK_FALSE(verify(secret_bytes(other_secret), Prover::kConnector, nonce, kPair, mac));
   Nonce other_nonce = nonce;
   other_nonce[31] ^= std::byte{1};
-  CHECK_FALSE(verify(secret, Prover::kConnector, other_nonce, 2, 0, mac));
-  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 0, 2, mac));  // swapped ordinals
-  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 3, 0, mac));
-  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 2, 1, mac));
-  CHECK_FALSE(verify(secret, Prover::kAcceptor, nonce, 2, 0, mac));  // reflected
+  CHECK_FALSE(verify(secret, Prover::kConnector, other_nonce, kPair, mac));
+  CHECK_FALSE(
+      verify(secret, Prover::kConnector, nonce, {.connector = 0, .acceptor = 2}, mac));  // swapped
+  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, {.connector = 3, .acceptor = 0}, mac));
+  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, {.connector = 2, .acceptor = 1}, mac));
+  // Another life of the same connector.
+  CHECK_FALSE(verify(secret, Prover::kConnector, nonce,
+                     {.connector = 2, .acceptor = 0, .connector_incarnation = 1}, mac));
+  CHECK_FALSE(verify(secret, Prover::kAcceptor, nonce, kPair, mac));  // reflected
   for (std::size_t i = 0; i < mac.size(); ++i) {
     Mac flipped = mac;
     flipped[i] ^= std::byte{0x80};
-    CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 2, 0, flipped));
+    CHECK_FALSE(verify(secret, Prover::kConnector, nonce, kPair, flipped));
   }
   // Wrong sizes and no secret: false, no exception.
-  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 2, 0, std::span(mac).first(31)));
-  CHECK_FALSE(verify(secret, Prover::kConnector, std::span(nonce).first(16), 2, 0, mac));
-  CHECK_FALSE(verify({}, Prover::kConnector, nonce, 2, 0, mac));
-  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, 2, 0, {}));
+  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, kPair, std::span(mac).first(31)));
+  CHECK_FALSE(verify(secret, Prover::kConnector, std::span(nonce).first(16), kPair, mac));
+  CHECK_FALSE(verify({}, Prover::kConnector, nonce, kPair, mac));
+  CHECK_FALSE(verify(secret, Prover::kConnector, nonce, kPair, {}));
 }
 
 TEST_CASE("a cluster secret is either absent or long enough") {
@@ -174,7 +182,37 @@ TEST_CASE("with a secret, four frames authenticate both sides") {
 
   // The response answered this challenge: its MAC is the documented one.
   const auto answer = std::span(response->payload).first(kMacBytes);
-  CHECK(verify(secret_bytes(kSecret), Prover::kConnector, challenge->payload, 2, 0, answer));
+  CHECK(verify(secret_bytes(kSecret), Prover::kConnector, challenge->payload, kPair, answer));
+}
+
+TEST_CASE("the acceptor learns the connector's incarnation, which the MAC binds") {
+  HandshakeConfig restarted = config(kWorker1);
+  restarted.incarnation = 3;
+  SECTION("with a secret") {
+    ConnectorHandshake connector(restarted, kChief);
+    AcceptorHandshake acceptor(config(kChief));
+    const auto challenge = deliver(acceptor, connector.hello());
+    REQUIRE(deliver(acceptor, *deliver(connector, *challenge)));
+    CHECK(acceptor.done());
+    CHECK(acceptor.peer_incarnation() == 3);
+  }
+  SECTION("without one") {
+    restarted.secret.clear();
+    ConnectorHandshake connector(restarted, kChief);
+    AcceptorHandshake acceptor(config(kChief, ""));
+    REQUIRE(deliver(acceptor, connector.hello()));
+    CHECK(acceptor.done());
+    CHECK(acceptor.peer_incarnation() == 3);
+  }
+  SECTION("a hello whose incarnation was rewritten on the way fails the response") {
+    ConnectorHandshake connector(restarted, kChief);
+    AcceptorHandshake acceptor(config(kChief));
+    Frame hello = connector.hello();
+    hello.payload[16] = std::byte{0};  // the incarnation's low byte: an earlier life
+    const auto challenge = deliver(acceptor, hello);
+    require_problem([&] { deliver(acceptor, *deliver(connector, *challenge)); },
+                    HandshakeProblem::kBadMac, "wrong");
+  }
 }
 
 TEST_CASE("without a secret, hello and welcome carry identities only") {
@@ -221,7 +259,7 @@ TEST_CASE("an acceptor that does not hold the secret is refused by the connector
   Nonce nonce;
   std::copy_n(response->payload.begin() + kMacBytes, kNonceBytes, nonce.begin());
   const std::string wrong = "another secret entirely";
-  const Mac mac = handshake_mac(secret_bytes(wrong), Prover::kAcceptor, nonce, 2, 0);
+  const Mac mac = handshake_mac(secret_bytes(wrong), Prover::kAcceptor, nonce, kPair);
   forged.payload.assign(mac.begin(), mac.end());
   require_problem([&] { deliver(connector, forged); }, HandshakeProblem::kBadMac,
                   "handshake with chief:0: its answer to this task's challenge is wrong");
@@ -252,7 +290,7 @@ TEST_CASE("a response cannot be replayed, reflected or moved to another pair of 
     REQUIRE(challenge2);
     Nonce na;
     std::copy(challenge2->payload.begin(), challenge2->payload.end(), na.begin());
-    const Mac acceptor_answer = handshake_mac(secret_bytes(kSecret), Prover::kAcceptor, na, 2, 0);
+    const Mac acceptor_answer = handshake_mac(secret_bytes(kSecret), Prover::kAcceptor, na, kPair);
     Frame reflected = *response;
     std::copy(acceptor_answer.begin(), acceptor_answer.end(), reflected.payload.begin());
     require_problem([&] { deliver(victim, reflected); }, HandshakeProblem::kBadMac, "wrong");

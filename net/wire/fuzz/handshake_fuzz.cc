@@ -37,26 +37,27 @@ void fuzz_verify(std::span<const std::byte> in) {
   const auto nonce_size = static_cast<std::size_t>(in[2]);
   const Prover prover =
       (static_cast<unsigned>(in[3]) % 2 == 0) ? Prover::kConnector : Prover::kAcceptor;
-  const uint32_t connector = u32_at(in, 4);
-  const uint32_t acceptor = u32_at(in, 8);
+  const HandshakeParties parties{.connector = u32_at(in, 4),
+                                 .acceptor = u32_at(in, 8),
+                                 .connector_incarnation = u32_at(in, 12)};
   auto rest = in.subspan(fuzz::kVerifyPreamble);
   const auto secret = take(rest, secret_size);
   const auto nonce = take(rest, nonce_size);
   const auto mac = rest;
-  const bool accepted = verify(secret, prover, nonce, connector, acceptor, mac);
+  const bool accepted = verify(secret, prover, nonce, parties, mac);
   if (accepted && (secret.empty() || nonce.size() != kNonceBytes || mac.size() != kMacBytes)) {
     __builtin_trap();
   }
   if (secret.empty() || nonce.size() != kNonceBytes) return;
   Nonce fixed;
   std::copy(nonce.begin(), nonce.end(), fixed.begin());
-  const Mac right = handshake_mac(secret, prover, fixed, connector, acceptor);
-  if (!verify(secret, prover, nonce, connector, acceptor, right)) __builtin_trap();
+  const Mac right = handshake_mac(secret, prover, fixed, parties);
+  if (!verify(secret, prover, nonce, parties, right)) __builtin_trap();
   if (mac.size() == kMacBytes && accepted != std::equal(right.begin(), right.end(), mac.begin())) {
     __builtin_trap();
   }
   const Prover other = prover == Prover::kConnector ? Prover::kAcceptor : Prover::kConnector;
-  if (verify(secret, other, nonce, connector, acceptor, right)) __builtin_trap();
+  if (verify(secret, other, nonce, parties, right)) __builtin_trap();
 }
 
 // Feeds the frames of `rest` to `on_frame` until the input ends, the

@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   {
     Nonce nonce;
     for (std::size_t i = 0; i < nonce.size(); ++i) nonce[i] = static_cast<std::byte>(i * 7);
-    const Mac mac = handshake_mac(secret_bytes(secret), Prover::kConnector, nonce, 2, 0);
+    const Mac mac = handshake_mac(secret_bytes(secret), Prover::kConnector, nonce,
+                                  {.connector = 2, .acceptor = 0, .connector_incarnation = 1});
     std::vector<std::byte> in = {std::byte{fuzz::kVerify},
                                  static_cast<std::byte>(secret.size()),
                                  static_cast<std::byte>(kNonceBytes),
@@ -119,6 +120,10 @@ int main(int argc, char** argv) {
                                  std::byte{0},
                                  std::byte{0},
                                  std::byte{0},
+                                 std::byte{0},
+                                 std::byte{0},
+                                 std::byte{0},
+                                 std::byte{1},
                                  std::byte{0},
                                  std::byte{0},
                                  std::byte{0}};
