@@ -58,8 +58,10 @@ Json parse_json(const std::string& text) {
   Json doc;
   try {
     doc = Json::parse(text, watch);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
+  } catch (const Json::exception& e) {
+    // A syntax error, or a number beyond a double (out_of_range.406, found
+    // by fuzzing): "[json.exception.parse_error.101] parse error at ...".
+    std::string what = e.what();
     const std::size_t bracket = what.find("] ");
     if (what.front() == '[' && bracket != std::string::npos) what = what.substr(bracket + 2);
     tf_fail("", "not valid JSON: " + what);

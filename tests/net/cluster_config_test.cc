@@ -227,6 +227,10 @@ TEST_CASE("A bad TF_CONFIG is refused with its JSON path") {
   const auto [json, expected] = GENERATE_COPY(table<std::string, std::string>({
       Row{" ", "TF_CONFIG: empty"},
       Row{"{\"cluster\": ", "TF_CONFIG: not valid JSON: parse error at line 1"},
+      // Found by fuzzing: a number beyond a double ended ./realnet with an
+      // uncaught nlohmann exception.
+      Row{R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1e999}})",
+          "TF_CONFIG: not valid JSON: number overflow parsing '1e999'"},
       Row{"[1, 2]", "TF_CONFIG: expected a JSON object with \"cluster\" and \"task\", got a list"},
       Row{R"({"task": {"type": "worker", "index": 0}})", "TF_CONFIG: cluster: missing"},
       Row{R"({"cluster": ["10.0.0.2:2222"])" + task,
