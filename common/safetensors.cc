@@ -53,6 +53,18 @@ uint64_t data_size(const std::vector<Tensor>& tensors) {
   return size;
 }
 
+// A header number that must be a whole number, 0 or more. nlohmann's get<>
+// would convert a fraction or a negative number without a word, and a
+// number beyond the integer's range is undefined behaviour (found by
+// fuzzing: a shape of 2.3e44).
+uint64_t whole_number(const nlohmann::json& value, const std::string& path,
+                      const std::string& what) {
+  if (!value.is_number_unsigned()) {
+    throw DataError(path, what + " holds " + value.dump() + ", not a whole number of 0 or more");
+  }
+  return value.get<uint64_t>();
+}
+
 }  // namespace
 
 int64_t Tensor::elements() const {
@@ -145,8 +157,12 @@ File decode(std::span<const std::byte> bytes, const std::string& path) {
       const int64_t limit = static_cast<int64_t>(data.size());
       int64_t elements = 1;
       for (const auto& d : entry.at("shape")) {
-        const int64_t dim = d.get<int64_t>();
-        if (dim < 0 || (dim > 0 && elements > limit / dim)) {
+        const uint64_t size = whole_number(d, path, "tensor " + name + ": shape");
+        if (size > static_cast<uint64_t>(limit)) {
+          throw DataError(path, "tensor " + name + " has an impossible shape");
+        }
+        const auto dim = static_cast<int64_t>(size);
+        if (dim > 0 && elements > limit / dim) {
           throw DataError(path, "tensor " + name + " has an impossible shape");
         }
         elements *= dim;
@@ -156,7 +172,9 @@ File decode(std::span<const std::byte> bytes, const std::string& path) {
       if (!offsets.is_array() || offsets.size() != 2) {
         throw DataError(path, "tensor " + name + ": data_offsets is not [begin, end]");
       }
-      const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+      const std::string where = "tensor " + name + ": data_offsets";
+      const uint64_t begin = whole_number(offsets[0], path, where);
+      const uint64_t end = whole_number(offsets[1], path, where);
       if (begin > end || end > data.size()) {
         throw DataError(path, "truncated: tensor " + name + " ends at byte " + std::to_string(end) +
                                   " of " + std::to_string(data.size()));

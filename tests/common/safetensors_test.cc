@@ -132,6 +132,18 @@ TEST_CASE("safetensors: a malformed file is refused with its name and what is wr
       Catch::Contains("4 bytes after the last tensor"));
   CHECK_THAT(refusal(with_header(R"({"a": {"dtype": "F32", "shape": [1]}})", 4)),
              Catch::Contains("malformed safetensors header"));
+  // Numbers that are not whole and 0 or more: a fraction or a negative one
+  // was converted without a word, and one beyond an integer's range was
+  // undefined behaviour (found by fuzzing).
+  CHECK_THAT(refusal(with_header(
+                 R"({"t": {"dtype": "F32", "shape": [2.3e44], "data_offsets": [0, 4]}})", 4)),
+             Catch::Contains("tensor t: shape holds 2.3e+44, not a whole number"));
+  CHECK_THAT(
+      refusal(with_header(R"({"t": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", 4)),
+      Catch::Contains("not a whole number"));
+  CHECK_THAT(
+      refusal(with_header(R"({"t": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 4]}})", 4)),
+      Catch::Contains("tensor t: data_offsets holds -4, not a whole number"));
   std::vector<std::byte> huge = good;
   const uint64_t claim = uint64_t{1} << 40;
   std::memcpy(huge.data(), &claim, 8);
