@@ -62,6 +62,7 @@ ChildProcess::~ChildProcess() {
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : cause(std::move(other.cause)),
       killed_at(other.killed_at),
+      finished(other.finished),
       name_(std::move(other.name_)),
       pid_(std::exchange(other.pid_, -1)),
       out_(std::exchange(other.out_, -1)),
@@ -77,6 +78,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     close_pipes();
     cause = std::move(other.cause);
     killed_at = other.killed_at;
+    finished = other.finished;
     name_ = std::move(other.name_);
     pid_ = std::exchange(other.pid_, -1);
     out_ = std::exchange(other.out_, -1);
@@ -119,6 +121,13 @@ void ChildProcess::read_ready(int fd, std::vector<std::string>& out,
     lines.push_back(partial.substr(0, end));
     partial.erase(0, end + 1);
   }
+}
+
+void ChildProcess::drain(std::vector<std::string>& out, std::vector<std::string>& err) {
+  // Its end has been collected: every read ends, at the latest at the end
+  // of the pipe.
+  while (out_ >= 0) read_ready(out_, out, err);
+  while (err_ >= 0) read_ready(err_, out, err);
 }
 
 void ChildProcess::remember(const std::string& line) {

@@ -32,6 +32,8 @@ class ChildProcess {
   // `err`. A pipe that reaches its end is closed.
   std::vector<int> open_pipes() const;
   void read_ready(int fd, std::vector<std::string>& out, std::vector<std::string>& err);
+  // Once it has ended: what is left on its pipes, read to their end.
+  void drain(std::vector<std::string>& out, std::vector<std::string>& err);
 
   // Keeps a line (one that is not a progress line) for a failure's message.
   void remember(const std::string& line);
@@ -57,6 +59,9 @@ class ChildProcess {
   std::string cause;
   // When the launcher killed it, on the run's clock (-1: it did not).
   double killed_at = -1;
+  // It said "@finished": trained, its goodbyes done, its report alone to
+  // come. Nothing of the run waits for it any more.
+  bool finished = false;
 
  private:
   void close_pipes();

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,11 +83,15 @@ class Launcher {
 
   // The loop: output, faults, ends.
   void pump_output();
+  void handle_output(int t, const std::vector<std::string>& out,
+                     const std::vector<std::string>& err);
   void on_line(int t, const std::string& line);
   void inject_due_faults();
   bool reap_exits();  // false once the run has failed
   int blame(int t);
   bool recover(int cause);
+  void lost_after_goodbye(int t);
+  void give_up_rejoin();
   void rejoin(int t);
   void roll_back();
   bool everyone_exited() const;
@@ -111,7 +116,9 @@ class Launcher {
   Checkpoint resume_;                   // what the tasks start from now
   std::vector<ChildProcess> children_;
   std::vector<uint32_t> incarnations_;
-  std::string failed_;        // the task whose error ended the run
+  std::string failed_;  // the task whose error ended the run
+  // Tasks that died once nothing of the run needed them but their report.
+  std::vector<run::MissingReport> missing_;
   bool recovering_ = false;   // a failure's recovery not yet measured
   int recovering_task_ = -1;  // a rejoining task, whose reconnection ends it
 };
@@ -202,6 +209,10 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
   args.push_back("--incarnations");
   args.push_back(list);
   if (rejoin) args.push_back("--rejoin");
+  if (incarnations_[static_cast<std::size_t>(t)] == 0 &&
+      strategy::task_name(spec_.task_at(t)) == o_.crash_after_goodbye) {
+    args.push_back("--crash-after-goodbye");
+  }
   for (const int64_t step : policy_.step_faults(t)) {
     args.push_back("--crash-at-step");
     args.push_back(std::to_string(step));
@@ -236,7 +247,11 @@ int Launcher::run() {
   }
   if (progress_) progress_->finish();
   write_run_directory();
-  return 0;
+  for (const run::MissingReport& m : missing_) {
+    std::fprintf(stderr, "error: the report of %s is missing: %s\n", m.task.c_str(),
+                 m.reason.c_str());
+  }
+  return missing_.empty() ? 0 : kExitFailure;
 }
 
 bool Launcher::everyone_exited() const {
@@ -264,11 +279,15 @@ void Launcher::pump_output() {
   for (std::size_t i = 0; i < fds.size(); ++i) {
     if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
     std::vector<std::string> out, err;
-    ChildProcess& child = children_[owners[i]];
-    child.read_ready(fds[i].fd, out, err);
-    for (const std::string& line : out) on_line(owners[i], line);
-    for (const std::string& line : err) child.remember(line);
+    children_[owners[i]].read_ready(fds[i].fd, out, err);
+    handle_output(owners[i], out, err);
   }
+}
+
+void Launcher::handle_output(int t, const std::vector<std::string>& out,
+                             const std::vector<std::string>& err) {
+  for (const std::string& line : out) on_line(t, line);
+  for (const std::string& line : err) children_[t].remember(line);
 }
 
 // A task's stdout: the launcher's protocol lines, or anything else it says.
@@ -290,6 +309,8 @@ void Launcher::on_line(int t, const std::string& line) {
       policy_.recovered(now() - policy_.failures().back().at);
       recovering_ = false;
     }
+  } else if (line == "@finished") {
+    child.finished = true;
   } else if (std::sscanf(line.c_str(), "@crash %lld", &done) == 1) {
     policy_.take_step_fault(t, done);
     child.cause = "at_step " + std::to_string(done);
@@ -321,7 +342,12 @@ bool Launcher::reap_exits() {
   for (int t = 0; t < static_cast<int>(children_.size()); ++t) {
     ChildProcess& child = children_[t];
     if (child.exited() || !child.poll_exit()) continue;
-    if (child.succeeded()) continue;
+    if (child.succeeded()) {
+      // A task ends well once every peer has said goodbye or is gone for
+      // good: a task still rejoining has nothing left to rejoin.
+      if (recovering_ && recovering_task_ >= 0 && recovering_task_ != t) give_up_rejoin();
+      continue;
+    }
     return recover(blame(t));
   }
   return true;
@@ -347,6 +373,14 @@ int Launcher::blame(int t) {
 // The policy's decision about a dead task, carried out.
 bool Launcher::recover(int t) {
   ChildProcess& dead = children_[t];
+  // The lines it wrote just before it ended, "@finished" among them.
+  std::vector<std::string> out, err;
+  dead.drain(out, err);
+  handle_output(t, out, err);
+  if (dead.finished) {
+    lost_after_goodbye(t);
+    return true;
+  }
   if (!dead.killed()) {  // an error of the run itself: restarting would repeat it
     failed_ = dead.name();
     return false;
@@ -367,6 +401,29 @@ bool Launcher::recover(int t) {
   }
   recovering_ = true;
   return true;
+}
+
+// A task that dies after its goodbyes took nothing of the run with it but
+// its report: restarting it would find its peers gone (or going), so it is
+// not restarted, and the run directory names its report missing.
+void Launcher::lost_after_goodbye(int t) {
+  ChildProcess& dead = children_[t];
+  const std::string cause = dead.cause.empty() ? dead.how_it_ended() : dead.cause;
+  missing_.push_back({dead.name(), "it died (" + cause +
+                                       ") once its training and goodbyes were done, before it "
+                                       "wrote its report; it was not restarted"});
+  say(dead.name() + " died (" + cause + ") after its goodbyes: nothing to recover but its report");
+}
+
+// The task restarted to rejoin cannot: the run has ended without it.
+void Launcher::give_up_rejoin() {
+  ChildProcess& child = children_[static_cast<std::size_t>(recovering_task_)];
+  child.stop();
+  missing_.push_back(
+      {child.name(), "it was restarted to rejoin, but the run ended before it was back"});
+  say(child.name() + ": the run ended before it was back; it was stopped");
+  recovering_ = false;
+  recovering_task_ = -1;
 }
 
 // Restarted alone; the others go on (their connections to it closed, and
@@ -405,6 +462,16 @@ int Launcher::report_failure() {
 void Launcher::write_run_directory() {
   std::vector<run::TaskReport> gathered;
   for (int t = 0; t < spec_.task_count(); ++t) {
+    const strategy::TaskId task = spec_.task_at(t);
+    const bool lost = std::any_of(missing_.begin(), missing_.end(), [&](const auto& m) {
+      return m.task == strategy::task_name(task);
+    });
+    if (lost) {  // its report is its name alone
+      run::TaskReport placeholder;
+      placeholder.log.task = task;
+      gathered.push_back(std::move(placeholder));
+      continue;
+    }
     std::ifstream in(report_path(t));
     std::stringstream text;
     text << in.rdbuf();
@@ -413,6 +480,7 @@ void Launcher::write_run_directory() {
   run::RunAssembly assembly{
       .backend = "realnet",
       .failures = policy_.failures(),
+      .missing_reports = missing_,
       .model_bytes = static_cast<uint64_t>(layout_.parameter_floats()) * sizeof(float),
       .provenance = o_.provenance};
   if (started_from_) {

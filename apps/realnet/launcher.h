@@ -31,6 +31,9 @@ struct LaunchOptions {
   double receive_timeout_seconds = 600;
   bool quiet = false;
   run::Provenance provenance;  // for summary.json: the command and distlab's version
+  // Fault injection (tests): this task ("worker:1") dies in its first life
+  // once its goodbyes are done, before it writes its report.
+  std::string crash_after_goodbye;
 };
 
 // Returns the exit status: 0, or 1 when a task failed.

@@ -27,7 +27,8 @@ struct Options {
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
   std::optional<int64_t> checkpoint_every;
-  run::Provenance provenance;  // the command line, version and this machine
+  run::Provenance provenance;            // the command line, version and this machine
+  std::string crash_task_after_goodbye;  // --launch's fault injection (tests)
 };
 
 int realnet_command(Options& o) {
@@ -47,7 +48,8 @@ int realnet_command(Options& o) {
                                   .connect_timeout_seconds = o.task.connect_timeout_seconds,
                                   .receive_timeout_seconds = o.task.receive_timeout_seconds,
                                   .quiet = o.task.quiet,
-                                  .provenance = o.provenance};
+                                  .provenance = o.provenance,
+                                  .crash_after_goodbye = o.crash_task_after_goodbye};
     return realnet::launch(launch);
   }
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
@@ -74,6 +76,9 @@ void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
       ->group("");
   app.add_flag("--crash-before-report", task.crash_before_report,
                "fault injection: die once trained, the report unsent (tests)")
+      ->group("");
+  app.add_flag("--crash-after-goodbye", task.crash_after_goodbye,
+               "fault injection: die once the goodbyes are done, the report unwritten (tests)")
       ->group("");
 }
 
@@ -119,6 +124,10 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   add_launcher_options(app, o.task);
+  app.add_option("--crash-task-after-goodbye", o.crash_task_after_goodbye,
+                 "--launch's fault injection: ROLE:INDEX dies once its goodbyes are done, its "
+                 "report unwritten (tests)")
+      ->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
 }
 

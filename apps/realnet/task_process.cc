@@ -140,6 +140,13 @@ int TaskProcess::run() {
   std::string kept;  // where a task other than the chief keeps its report
   run::GatheredReports gathered = hand_over(runtime, report, kept);
   runtime.disconnect();
+  if (o_.progress_lines) {
+    // For the launcher: nothing of the run waits for this task any more
+    // (its peers have its goodbye); its report alone is to come.
+    std::printf("@finished\n");
+    std::fflush(stdout);
+  }
+  if (o_.crash_after_goodbye) crash("goodbye");
 
   if (!o_.report.empty()) write_report(o_.report, report);
   if (!o_.quiet) print_done(report, kept);

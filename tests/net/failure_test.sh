@@ -4,7 +4,8 @@
 # finishes with restarts >= 1 and at most one checkpoint interval of steps
 # lost, and a synchronous run ends with the weights of the run that never
 # failed. Parameter-server runs survive a worker's and a server's death,
-# and a worker's that comes while the tasks connect.
+# and a worker's that comes while the tasks connect. A task that dies once
+# its goodbyes are done is not restarted: its report is named missing.
 # Usage: failure_test.sh REALNET SOURCE_DIR
 set -euo pipefail
 realnet=$1 src=$2
@@ -93,4 +94,42 @@ check "async PS, a worker dies as the tasks connect: it rejoins, the run finishe
   recovered ps-early 5
 check "async PS, a worker dies as the tasks connect: every step is done" \
   [ "$(field ps-early steps)" = "$steps" ]
+# A late kill: a task that dies once its goodbyes are done (every server
+# may have ended already) is not restarted, for it has nothing left to
+# rejoin. The run directory is written with its report named missing, and
+# the launcher exits with status 1. (A rejoining worker used to wait for
+# servers that had ended and fail the run without a run directory; a sync
+# run rolled back past its end and reported 0 steps.)
+late() {  # run directory, scenario, task, arguments...
+  local name=$1 scenario=$2 task=$3
+  shift 3
+  set +e
+  "$realnet" --launch "$scenario" "$@" --crash-task-after-goodbye "$task" --out "$work/$name" \
+    2>"$work/$name.err"
+  echo $? >"$work/$name.status"
+  set -e
+}
+report_missing() {  # run directory, task, the run's steps
+  [ "$(cat "$work/$1.status")" = 1 ] &&
+    grep -q "error: the report of $2 is missing" "$work/$1.err" &&
+    "$py" - "$work/$1" "$2" "$3" <<'PY'
+import csv, json, sys
+run, task, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+summary = json.load(open(run + "/summary.json"))
+assert [m["task"] for m in summary["missing_reports"]] == [task], summary["missing_reports"]
+assert summary["restarts"] == 0 and summary["failures"] == [], summary["failures"]
+if task != "chief:0":
+    assert summary["steps"] == steps, (summary["steps"], steps)
+tasks = {r["task"] for r in csv.DictReader(open(run + "/steps.csv"))}
+assert tasks and task not in tasks, tasks
+PY
+}
+late late-ps "$ps" worker:1 "${ps_small[@]}"
+check "async PS, a worker dies after its goodbyes: not restarted, its report missing, exit 1" \
+  report_missing late-ps worker:1 "$steps"
+late late-sync "$cnn" worker:0 "${small[@]}" --checkpoint-every 10
+check "sync, a worker dies after its goodbyes: not restarted, its report missing, exit 1" \
+  report_missing late-sync worker:0 "$(field whole steps)"
+check "sync, a worker dies after its goodbyes: the weights of the run that never failed" \
+  [ "$(field late-sync weights_sha256)" = "$expected" ]
 exit $failures
