@@ -17,9 +17,25 @@ strategy::InputPipeline parse_input_pipeline(const ConfigNode& root) {
   }
   for (const auto& entry : stages.yaml()) {
     const std::string name = entry.first.as<std::string>();
-    input.stages[name] = stages.at(name).as_double(0, 1e9);
+    // Above zero: a stage that costs nothing is not a stage (offline and
+    // preprocessed are how a stage is left out).
+    const ConfigNode stage = stages.at(name);
+    input.stages[name] = stage.as_double(0, 1e9);
+    if (input.stages[name] <= 0) {
+      stage.fail("must be above 0, got 0",
+                 "list it as offline and set preprocessed: true to leave it out");
+    }
   }
-  input.measured_ghz = node.get_double("measured_ghz", 0, 0, 10);
+  // Left out: the stages are taken at the host's clock. Given: above zero;
+  // the stages scale by measured_ghz over the host's clock, and an explicit
+  // 0 was quietly taken as "no scaling".
+  if (auto ghz = node.find("measured_ghz")) {
+    input.measured_ghz = ghz->as_double(0, 10);
+    if (input.measured_ghz <= 0) {
+      ghz->fail("must be above 0, got 0",
+                "leave measured_ghz out to take the stages at the host's clock");
+    }
+  }
   if (auto offline = node.find("offline")) {
     if (!offline->is_sequence()) offline->fail("expected a list of stage names");
     for (std::size_t i = 0; i < offline->size(); ++i) {

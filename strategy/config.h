@@ -65,7 +65,7 @@ struct InputPipeline {
   // Microseconds per example on one core of a CPU clocked at measured_ghz
   // (bench/input_pipeline_cost.py measures them), by stage.
   std::map<std::string, double> stages;
-  double measured_ghz = 0;
+  double measured_ghz = 0;  // 0: not given, the stages are taken at the host's clock
   // Stages done ahead of training, when the records were written (the
   // lab's preprocessed TFRecords): they cost nothing when `preprocessed`.
   std::vector<std::string> offline;
