@@ -85,7 +85,15 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   if (auto mode = node.find("mode")) {
     config.mode = mode->as_choice({"async", "sync"}) == "sync" ? PsMode::kSync : PsMode::kAsync;
   }
-  if (auto bucket = node.find("bucket_bytes")) config.bucket_bytes = bucket->as_int(0, kMaxCount);
+  if (auto bucket = node.find("bucket_bytes")) {
+    // 1 to 3 bytes would hold no float: the gradient would go whole, as 0
+    // asks, without a word.
+    config.bucket_bytes = bucket->as_int(0, kMaxCount);
+    if (config.bucket_bytes > 0 && config.bucket_bytes < static_cast<int64_t>(sizeof(float))) {
+      bucket->fail("a bucket must hold at least one float",
+                   "4 bytes or more, or 0 for one bucket: the whole gradient");
+    }
+  }
   if (auto segment = node.find("segment_bytes")) {
     config.segment_bytes = segment->as_int(0, kMaxCount);
     if (config.segment_bytes > 0 && config.segment_bytes < static_cast<int64_t>(sizeof(float))) {
