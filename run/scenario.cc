@@ -352,6 +352,15 @@ std::vector<FaultSpec> parse_faults(const ConfigNode& root, const ClusterConfig&
   return faults;
 }
 
+// An optional duration that must be above zero.
+double positive_seconds(const ConfigNode& node, const std::string& key, double fallback) {
+  const auto found = node.find(key);
+  if (!found) return fallback;
+  const double seconds = found->as_double(0, kMaxSeconds);
+  if (seconds <= 0) found->fail("must be above 0, got 0");
+  return seconds;
+}
+
 RecoveryConfig parse_recovery(const ConfigNode& root) {
   RecoveryConfig config;
   const auto found = root.find("recovery");
@@ -359,8 +368,10 @@ RecoveryConfig parse_recovery(const ConfigNode& root) {
   const ConfigNode& node = *found;
   node.allow_only({"max_restarts", "detect_seconds", "restart_seconds"});
   config.max_restarts = static_cast<int>(node.get_int("max_restarts", 6, 0, kMaxKeep));
-  config.detect_seconds = node.get_double("detect_seconds", 5, 0, kMaxSeconds);
-  config.restart_seconds = node.get_double("restart_seconds", 10, 0, kMaxSeconds);
+  // Above zero: a failure noticed, or a task back, in no time at all would
+  // make recovery free.
+  config.detect_seconds = positive_seconds(node, "detect_seconds", 5);
+  config.restart_seconds = positive_seconds(node, "restart_seconds", 10);
   return config;
 }
 
