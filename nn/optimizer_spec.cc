@@ -65,12 +65,14 @@ OptimizerSpec parse_single_optimizer(const ConfigNode& node, const std::string& 
   const ConfigNode o = node.at(spec.kind);
   if (spec.kind == "sgd") {
     o.allow_only({"learning_rate", "momentum", "nesterov"});
-    spec.sgd.learning_rate = static_cast<float>(o.at("learning_rate").as_double(0, 1e3));
+    // Above zero, for every optimizer: a rate of 0 trains nothing while the
+    // run looks like training (FTRL divides by it besides).
+    spec.sgd.learning_rate = static_cast<float>(o.at("learning_rate").as_double(1e-12, 1e3));
     spec.sgd.momentum = static_cast<float>(o.get_double("momentum", 0, 0, 0.9999));
     spec.sgd.nesterov = o.get_bool("nesterov", false);
   } else if (spec.kind == "adam") {
     o.allow_only({"learning_rate", "beta1", "beta2", "epsilon"});
-    spec.adam.learning_rate = static_cast<float>(o.at("learning_rate").as_double(0, 1e3));
+    spec.adam.learning_rate = static_cast<float>(o.at("learning_rate").as_double(1e-12, 1e3));
     spec.adam.beta1 = static_cast<float>(o.get_double("beta1", spec.adam.beta1, 0, 0.9999));
     spec.adam.beta2 = static_cast<float>(o.get_double("beta2", spec.adam.beta2, 0, 0.999999));
     // Above zero: with epsilon 0 a parameter whose gradient is zero gets 0/0.
@@ -78,7 +80,7 @@ OptimizerSpec parse_single_optimizer(const ConfigNode& node, const std::string& 
   } else if (spec.kind == "adagrad") {
     o.allow_only({"learning_rate", "initial_accumulator_value", "epsilon"});
     AdagradOptions& a = spec.adagrad;
-    a.learning_rate = static_cast<float>(o.at("learning_rate").as_double(0, 1e3));
+    a.learning_rate = static_cast<float>(o.at("learning_rate").as_double(1e-12, 1e3));
     a.initial_accumulator_value = static_cast<float>(
         o.get_double("initial_accumulator_value", a.initial_accumulator_value, 0, 1e6));
     a.epsilon = static_cast<float>(o.get_double("epsilon", a.epsilon, 1e-12, 1));

@@ -177,6 +177,15 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
       Row{"adam_epsilon_zero.yaml",
           "adam_epsilon_zero.yaml:6: optimizer.adam.epsilon: must be between 1e-12 and 1, got 0"},
       Row{"huge_input.yaml", "huge_input.yaml:2: input: more than 268435456 values per example"},
+      Row{"sgd_learning_rate_zero.yaml",
+          "sgd_learning_rate_zero.yaml:6: optimizer.sgd.learning_rate: must be between 1e-12 and "
+          "1000, got 0"},
+      Row{"adam_learning_rate_zero.yaml",
+          "adam_learning_rate_zero.yaml:6: optimizer.adam.learning_rate: must be between 1e-12 and "
+          "1000, got 0"},
+      Row{"adagrad_learning_rate_zero.yaml",
+          "adagrad_learning_rate_zero.yaml:6: optimizer.adagrad.learning_rate: must be between "
+          "1e-12 and 1000, got 0"},
   }));
   CAPTURE(file);
   try {
