@@ -24,6 +24,14 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
   result.checkpoint = scenario.checkpoint;
 
   const int replica0 = cluster.replicas() > 0 ? cluster.ordinal(cluster.replica(0)) : -1;
+  // Without replica 0's report, the steps are the furthest another replica
+  // reached; its loss, accuracy and weights are unknown.
+  const bool replica0_missing =
+      replica0 >= 0 &&
+      std::any_of(assembly.missing_reports.begin(), assembly.missing_reports.end(),
+                  [&](const MissingReport& m) {
+                    return m.task == strategy::task_name(cluster.task_at(replica0));
+                  });
   for (int t = 0; t < cluster.task_count(); ++t) {
     TaskReport& r = reports[static_cast<std::size_t>(t)];
     result.run_seconds = std::max(result.run_seconds, r.log.finished_at);
@@ -37,6 +45,9 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
       result.weights_sha256 = r.outcome.weights_sha256;
       // The step it reached (a resumed run's first step is not 0).
       result.steps = r.log.steps.empty() ? 0 : r.log.steps.back().step + 1;
+    } else if (replica0_missing && cluster.replica_rank(cluster.task_at(t)) >= 0 &&
+               !r.log.steps.empty()) {
+      result.steps = std::max(result.steps, r.log.steps.back().step + 1);
     }
     result.tasks.push_back(std::move(r.log));
   }

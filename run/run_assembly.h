@@ -38,6 +38,8 @@ struct RunAssembly {
 // worker 0 without one) gives the final loss, accuracy and weights, and the
 // steps: the step it reached, or a resumed run's first step if that is
 // further (a checkpoint at or beyond the run's end leaves nothing to train).
+// Without replica 0's report (named in missing_reports), the steps are the
+// furthest another replica reached.
 // The fidelity is the scenario's, and so is the provenance's scenario
 // text (scenario.yaml). Throws Error when the reports are not one
 // per task.

@@ -118,8 +118,7 @@ run, task, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 summary = json.load(open(run + "/summary.json"))
 assert [m["task"] for m in summary["missing_reports"]] == [task], summary["missing_reports"]
 assert summary["restarts"] == 0 and summary["failures"] == [], summary["failures"]
-if task != "chief:0":
-    assert summary["steps"] == steps, (summary["steps"], steps)
+assert summary["steps"] == steps, (summary["steps"], steps)
 tasks = {r["task"] for r in csv.DictReader(open(run + "/steps.csv"))}
 assert tasks and task not in tasks, tasks
 PY

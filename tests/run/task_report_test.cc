@@ -167,6 +167,23 @@ TEST_CASE("a resumed run has at least its first step, and keeps failures and pro
   CHECK(run.provenance.scenario_text == scenario.text);  // scenario.yaml
 }
 
+TEST_CASE("without replica 0's report, the steps are the furthest another replica reached") {
+  const strategy::ClusterSpec spec{.chiefs = 1, .workers = 2, .ps = 0};
+  std::vector<TaskReport> reports;
+  reports.push_back(TaskReport{});  // the chief's, missing: its name alone
+  reports[0].log.task = {Role::kChief, 0};
+  reports.push_back(report(Role::kWorker, 0, 1.0));
+  reports.push_back(report(Role::kWorker, 1, 1.0));
+  reports[2].log.steps.push_back(reports[2].log.steps.back());
+  reports[2].log.steps.back().step = 29;  // worker 1 reached step 30
+  const RunResult run =
+      assemble_run(scenario_of(spec), spec, std::move(reports),
+                   {.missing_reports = {{.task = "chief:0", .reason = "it died"}}});
+  CHECK(run.steps == 30);
+  CHECK(run.weights_sha256.empty());
+  REQUIRE(run.missing_reports.size() == 1);
+}
+
 TEST_CASE("assembly refuses reports that are not one per task") {
   const strategy::ClusterSpec spec{.chiefs = 1, .workers = 1, .ps = 0};
   std::vector<TaskReport> reports;
