@@ -60,7 +60,8 @@ void TcpRuntime::connect() {
   }
   deadline_ = std::chrono::steady_clock::now() + options_.connect_deadline;
   const int tasks = cluster().task_count();
-  for (int peer = 0; peer < tasks; ++peer) peer_lives_.push_back(peer_incarnation(peer));
+  peer_lives_.resize(tasks);
+  for (int peer = 0; peer < tasks; ++peer) peer_lives_[peer] = peer_incarnation(peer);
   // Tasks with a higher ordinal dial this one; it dials the lower ones. A
   // peer that may restart dials everyone when it comes back: then every
   // task listens.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "common/error.h"
@@ -20,15 +21,22 @@ using namespace distlab::net;
 
 namespace {
 
-// The cluster file's text, in a file of this process's own (the reader
-// takes a path, as ./realnet --cluster does).
-const std::string& cluster_file_path() {
-  static const std::string path = [] {
+// The cluster file's text goes into a file of this process's own (the
+// reader takes a path, as ./realnet --cluster does), removed as the
+// process ends.
+struct ScratchFile {
+  std::string path;
+  ScratchFile() {
     const char* dir = std::getenv("TMPDIR");
-    return std::string(dir && *dir ? dir : "/tmp") + "/distlab-cluster-fuzz-" +
+    path = std::string(dir && *dir ? dir : "/tmp") + "/distlab-cluster-fuzz-" +
            std::to_string(::getpid()) + ".yaml";
-  }();
-  return path;
+  }
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
+
+const std::string& cluster_file_path() {
+  static const ScratchFile file;
+  return file.path;
 }
 
 void read_tf_config(const std::string& text) {
