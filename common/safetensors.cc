@@ -106,6 +106,71 @@ const Tensor* File::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// One tensor's entry of the header: its dtype, shape and bytes, which must
+// lie within `data` and match the shape.
+Tensor read_tensor(const std::string& name, const nlohmann::json& entry,
+                   std::span<const std::byte> data, const std::string& path) {
+  const std::string dtype = entry.at("dtype").get<std::string>();
+  Tensor t;
+  t.name = name;
+  if (dtype == "F32") {
+    t.dtype = DType::kF32;
+  } else if (dtype == "I64") {
+    t.dtype = DType::kI64;
+  } else {
+    throw DataError(path, "tensor " + name + " has dtype " + dtype + "; distlab reads F32 and I64");
+  }
+  const auto limit = static_cast<uint64_t>(data.size());
+  uint64_t elements = 1;
+  for (const auto& d : entry.at("shape")) {
+    const uint64_t dim = whole_number(d, path, "tensor " + name + ": shape");
+    if (dim > limit || (dim > 0 && elements > limit / dim)) {
+      throw DataError(path, "tensor " + name + " has an impossible shape");
+    }
+    elements *= dim;
+    t.shape.push_back(static_cast<int64_t>(dim));
+  }
+  const auto& offsets = entry.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2) {
+    throw DataError(path, "tensor " + name + ": data_offsets is not [begin, end]");
+  }
+  const std::string where = "tensor " + name + ": data_offsets";
+  const uint64_t begin = whole_number(offsets[0], path, where);
+  const uint64_t end = whole_number(offsets[1], path, where);
+  if (begin > end || end > data.size()) {
+    throw DataError(path, "truncated: tensor " + name + " ends at byte " + std::to_string(end) +
+                              " of " + std::to_string(data.size()));
+  }
+  if (static_cast<int64_t>(end - begin) != t.byte_size()) {
+    throw DataError(path, "tensor " + name + " holds " + std::to_string(end - begin) +
+                              " bytes, its shape needs " + std::to_string(t.byte_size()));
+  }
+  t.data = data.subspan(begin, end - begin);
+  return t;
+}
+
+// The tensors, in the order of their bytes, must tile `data` exactly: no
+// overlap, no hole, no tail.
+void check_tiling(const std::vector<Tensor>& tensors, std::span<const std::byte> data,
+                  const std::string& path) {
+  uint64_t at = 0;
+  for (const Tensor& t : tensors) {
+    const auto begin = static_cast<uint64_t>(t.data.data() - data.data());
+    if (begin != at) {
+      throw DataError(path, "tensor " + t.name + " starts at byte " + std::to_string(begin) +
+                                " where " + std::to_string(at) + " was expected (overlap or hole)");
+    }
+    at = begin + t.data.size();
+  }
+  if (at != data.size()) {
+    throw DataError(path, std::to_string(data.size() - at) + " bytes after the last tensor");
+  }
+}
+
+}  // namespace
+
 File decode(std::span<const std::byte> bytes, const std::string& path) {
   if (bytes.size() < 8) {
     throw DataError(path, "truncated: " + std::to_string(bytes.size()) +
@@ -129,83 +194,23 @@ File decode(std::span<const std::byte> bytes, const std::string& path) {
   const std::span<const std::byte> data = bytes.subspan(8 + length);
 
   File file;
-  struct Range {
-    uint64_t begin, end;
-    std::string name;
-  };
-  std::vector<Range> ranges;
   try {
     for (const auto& [name, entry] : header.items()) {
-      if (name == "__metadata__") {
-        for (const auto& [key, value] : entry.items()) {
-          if (!value.is_string()) throw DataError(path, "metadata " + key + " is not a string");
-          file.metadata[key] = value.get<std::string>();
-        }
+      if (name != "__metadata__") {
+        file.tensors.push_back(read_tensor(name, entry, data, path));
         continue;
       }
-      const std::string dtype = entry.at("dtype").get<std::string>();
-      Tensor t;
-      t.name = name;
-      if (dtype == "F32") {
-        t.dtype = DType::kF32;
-      } else if (dtype == "I64") {
-        t.dtype = DType::kI64;
-      } else {
-        throw DataError(path,
-                        "tensor " + name + " has dtype " + dtype + "; distlab reads F32 and I64");
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) throw DataError(path, "metadata " + key + " is not a string");
+        file.metadata[key] = value.get<std::string>();
       }
-      const int64_t limit = static_cast<int64_t>(data.size());
-      int64_t elements = 1;
-      for (const auto& d : entry.at("shape")) {
-        const uint64_t size = whole_number(d, path, "tensor " + name + ": shape");
-        if (size > static_cast<uint64_t>(limit)) {
-          throw DataError(path, "tensor " + name + " has an impossible shape");
-        }
-        const auto dim = static_cast<int64_t>(size);
-        if (dim > 0 && elements > limit / dim) {
-          throw DataError(path, "tensor " + name + " has an impossible shape");
-        }
-        elements *= dim;
-        t.shape.push_back(dim);
-      }
-      const auto& offsets = entry.at("data_offsets");
-      if (!offsets.is_array() || offsets.size() != 2) {
-        throw DataError(path, "tensor " + name + ": data_offsets is not [begin, end]");
-      }
-      const std::string where = "tensor " + name + ": data_offsets";
-      const uint64_t begin = whole_number(offsets[0], path, where);
-      const uint64_t end = whole_number(offsets[1], path, where);
-      if (begin > end || end > data.size()) {
-        throw DataError(path, "truncated: tensor " + name + " ends at byte " + std::to_string(end) +
-                                  " of " + std::to_string(data.size()));
-      }
-      if (static_cast<int64_t>(end - begin) != t.byte_size()) {
-        throw DataError(path, "tensor " + name + " holds " + std::to_string(end - begin) +
-                                  " bytes, its shape needs " + std::to_string(t.byte_size()));
-      }
-      t.data = data.subspan(begin, end - begin);
-      ranges.push_back({begin, end, name});
-      file.tensors.push_back(std::move(t));
     }
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path, std::string("malformed safetensors header: ") + e.what());
   }
-  // The ranges must tile the data exactly: no overlap, no hole, no tail.
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  uint64_t at = 0;
-  for (const Range& r : ranges) {
-    if (r.begin != at) {
-      throw DataError(path, "tensor " + r.name + " starts at byte " + std::to_string(r.begin) +
-                                " where " + std::to_string(at) + " was expected (overlap or hole)");
-    }
-    at = r.end;
-  }
-  if (at != data.size()) {
-    throw DataError(path, std::to_string(data.size() - at) + " bytes after the last tensor");
-  }
-  std::sort(file.tensors.begin(), file.tensors.end(),
-            [](const Tensor& a, const Tensor& b) { return a.data.data() < b.data.data(); });
+  std::stable_sort(file.tensors.begin(), file.tensors.end(),
+                   [](const Tensor& a, const Tensor& b) { return a.data.data() < b.data.data(); });
+  check_tiling(file.tensors, data, path);
   return file;
 }
 
