@@ -30,7 +30,10 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "run/run_reader.h"
+#include "run/run_segments.h"
 
 namespace distlab::run {
 namespace {
@@ -124,6 +127,19 @@ double simulation_speed(const RunResult& r) {
                r.simulation_wall_seconds > 0 ? r.simulation_wall_seconds : r.wall_seconds);
 }
 
+// The run's segments (run_result.h): those recorded, or the run itself.
+std::vector<Segment> segments_of(const RunResult& r) {
+  if (!r.segments.empty()) return r.segments;
+  return {Segment{.command = r.provenance.command,
+                  .version = r.provenance.version,
+                  .resumed_from = r.resumed_from,
+                  .start_step = r.start_step,
+                  .steps = r.steps,
+                  .started_at = 0,
+                  .run_seconds = r.run_seconds,
+                  .wall_seconds = r.wall_seconds}};
+}
+
 // ---- files ----------------------------------------------------------------
 
 [[noreturn]] void fail(const std::filesystem::path& path, const char* what, int error) {
@@ -179,6 +195,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"checkpoint_seconds", number(t.checkpoint_seconds)},
       {"input_seconds", number(t.input_seconds)},
       {"checkpoints", t.checkpoints},
+      {"checkpoint_bytes", t.checkpoint_bytes},
       {"communication_fraction", number(task_fraction(t))},
       {"bytes_sent", t.bytes_sent},
       {"bytes_received", t.bytes_received},
@@ -307,6 +324,19 @@ std::string summary_json(const RunResult& r) {
   summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
   add_failures(summary, r);
   summary["start_step"] = r.start_step;
+  json segments = json::array();
+  for (const Segment& g : segments_of(r)) {
+    segments.push_back(
+        {{"command", g.command},
+         {"version", g.version},
+         {"resumed_from", g.resumed_from.empty() ? json(nullptr) : json(g.resumed_from)},
+         {"start_step", g.start_step},
+         {"steps", g.steps},
+         {"started_at", number(g.started_at)},
+         {"run_seconds", number(g.run_seconds)},
+         {"wall_seconds", number(g.wall_seconds)}});
+  }
+  summary["segments"] = std::move(segments);
   summary["communication_fraction"] = number(totals.communication_fraction());
   // Of that, the share spent waiting for a peer rather than transferring.
   summary["waiting_fraction"] =
@@ -362,17 +392,7 @@ std::string cell(double x) {
 // phase_input_cpu_seconds ... phase_other_cpu_seconds are the CPU time of
 // each phase.
 std::string steps_csv(const RunResult& r) {
-  std::string out =
-      "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds";
-  for (int p = 0; p < strategy::kPhases; ++p) {
-    out += fmt::format(",phase_{}_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
-  }
-  for (int p = 0; p < strategy::kPhases; ++p) {
-    out +=
-        fmt::format(",phase_{}_cpu_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
-  }
-  out += "\n";
+  std::string out = steps_csv_header() + "\n";
   for (const TaskLog& t : r.tasks) {
     const std::string name = strategy::task_name(t.task);
     for (const strategy::StepRecord& s : t.steps) {
@@ -413,6 +433,26 @@ double microseconds(double seconds) {
   return std::round(seconds * 1e9) / 1e3;
 }
 
+constexpr std::string_view kTimelineEnd = "\n]}\n";
+
+// The span events of every task, each starting ",\n", `offset` seconds
+// later than the tasks' clocks say (a continued run's later segment).
+void append_span_events(std::string& out, const RunResult& r, double offset) {
+  auto out_it = std::back_inserter(out);
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    const int tid = static_cast<int>(i) + 1;
+    for (const strategy::Span& s : r.tasks[i].spans) {
+      if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
+      const char* kind = strategy::span_kind_name(s.kind);
+      fmt::format_to(out_it,
+                     ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":{},\"cat\":\"{}\","
+                     "\"ts\":{},\"dur\":{}}}",
+                     tid, json(s.label.empty() ? std::string(kind) : s.label).dump(), kind,
+                     microseconds(offset + s.start), microseconds(std::max(0.0, s.end - s.start)));
+    }
+  }
+}
+
 // Written as text, event by event: a large run has a million spans, and a
 // JSON document of them in memory would take gigabytes.
 std::string timeline_json(const RunResult& r) {
@@ -442,18 +482,35 @@ std::string timeline_json(const RunResult& r) {
                    ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_sort_index\","
                    "\"args\":{{\"sort_index\":{0}}}}}",
                    tid, quoted(name));
-    for (const strategy::Span& s : t.spans) {
-      if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
-      const char* kind = strategy::span_kind_name(s.kind);
-      fmt::format_to(out_it,
-                     ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":{},\"cat\":\"{}\","
-                     "\"ts\":{},\"dur\":{}}}",
-                     tid, quoted(s.label.empty() ? std::string(kind) : s.label), kind,
-                     microseconds(s.start), microseconds(std::max(0.0, s.end - s.start)));
-    }
   }
-  out += "\n]}\n";
+  append_span_events(out, r, 0);
+  out += kTimelineEnd;
   return out;
+}
+
+// The earlier segments' timeline (its text), with the spans of `segment`
+// after them from `offset` on, behind a mark where the segment begins.
+// Earlier spans are kept as they were written, not read back: a timeline
+// may hold a million of them.
+std::string continued_timeline(std::string earlier, const RunResult& segment, double offset,
+                               int number) {
+  if (earlier.size() < kTimelineEnd.size() ||
+      earlier.compare(earlier.size() - kTimelineEnd.size(), kTimelineEnd.size(), kTimelineEnd) !=
+          0) {
+    // Not a timeline that distlab finished writing: the new segment's own.
+    return timeline_json(segment);
+  }
+  earlier.resize(earlier.size() - kTimelineEnd.size());
+  std::string mark = fmt::format("segment {}", number);
+  if (!segment.resumed_from.empty()) {
+    mark += fmt::format(": resumed at step {}", segment.start_step);
+  }
+  fmt::format_to(std::back_inserter(earlier),
+                 ",\n{{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":0,\"name\":{},\"ts\":{}}}",
+                 json(mark).dump(), microseconds(offset));
+  append_span_events(earlier, segment, offset);
+  earlier += kTimelineEnd;
+  return earlier;
 }
 
 // ---- the terminal table -----------------------------------------------------
@@ -535,6 +592,71 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   }
 }
 
+std::string steps_csv_header() {
+  std::string header =
+      "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
+      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds";
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    header +=
+        fmt::format(",phase_{}_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
+  }
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    header +=
+        fmt::format(",phase_{}_cpu_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
+  }
+  return header;
+}
+
+void write_run_directory(const OutDirectory& out, const RunResult& result) {
+  if (out.continued) {
+    continue_run_directory(out.path, result, out.earlier_segments);
+  } else {
+    write_run_directory(out.path, result);
+  }
+}
+
+void continue_run_directory(const std::string& dir, const RunResult& segment,
+                            int earlier_segments) {
+  if (earlier_segments == 0) {
+    write_run_directory(dir, segment);
+    return;
+  }
+  const std::filesystem::path path(dir);
+  RunResult earlier = read_run_directory(dir);
+  const int number = earlier_segments + 1;
+  // Each segment's own summary and scenario; the first segment's were the
+  // run's own until now.
+  const std::filesystem::path first = path / "segments" / "1";
+  std::filesystem::create_directories(first);
+  for (const char* name : {"summary.json", "scenario.yaml"}) {
+    if (std::filesystem::exists(path / name) && !std::filesystem::exists(first / name)) {
+      write_file(first, name, read_file_text((path / name).string()));
+    }
+  }
+  const std::filesystem::path own = path / "segments" / std::to_string(number);
+  std::filesystem::create_directories(own);
+  write_file(own, "summary.json", summary_json(segment));
+  if (!segment.provenance.scenario_text.empty()) {
+    write_file(own, "scenario.yaml", segment.provenance.scenario_text);
+  }
+
+  const double offset = earlier.run_seconds;
+  std::string timeline;
+  if (std::filesystem::exists(path / "timeline.json")) {
+    timeline = read_file_text((path / "timeline.json").string());
+  }
+  const RunResult whole = join_segments(std::move(earlier), segment);
+  write_file(path, "steps.csv", steps_csv(whole));
+  write_file(path, "curve.csv", curve_csv(whole));
+  write_file(path, "timeline.json",
+             continued_timeline(std::move(timeline), segment, offset, number));
+  if (!segment.provenance.scenario_text.empty()) {
+    write_file(path, "scenario.yaml", segment.provenance.scenario_text);
+  }
+  // Last: the summary says the run holds this segment once its records do.
+  write_file(path, "summary.json", summary_json(whole));
+}
+
 std::string format_run_written(const std::string& dir, const RunResult& r) {
   // The chief writes the model file in full fidelity, where it has weights.
   const bool model = !r.weights_sha256.empty();
@@ -542,6 +664,17 @@ std::string format_run_written(const std::string& dir, const RunResult& r) {
          fmt::format("wrote {}/{{summary.json,steps.csv,curve.csv,timeline.json{}}}{}\n", dir,
                      model ? ",model.safetensors" : "",
                      r.checkpoint.enabled() ? " and checkpoints/" : "");
+}
+
+std::string format_run_written(const OutDirectory& out, const RunResult& r) {
+  std::string text = format_run_written(out.path, r);
+  if (out.continued && out.earlier_segments > 0) {
+    text += fmt::format(
+        "continued the run in {} in place: segment {}; its files hold the whole run, each "
+        "segment's summary is in segments/\n",
+        out.path, out.earlier_segments + 1);
+  }
+  return text;
 }
 
 std::string format_summary_table(const RunResult& r) {

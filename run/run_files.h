@@ -12,6 +12,7 @@
 #include <ctime>
 #include <string>
 
+#include "run/out_directory.h"
 #include "run/run_result.h"
 
 namespace distlab::run {
@@ -24,11 +25,30 @@ std::string default_run_directory(const std::string& root, const std::string& sc
 // temporary name and then renamed, so that a failure leaves no half file.
 void write_run_directory(const std::string& dir, const RunResult& result);
 
+// The files of a run where claim_out_directory (out_directory.h) put it:
+// written afresh, or continuing the run there.
+void write_run_directory(const OutDirectory& out, const RunResult& result);
+
+// Writes the files of `segment`, a run resumed in place in `dir` (see
+// out_directory.h), that continues the `earlier_segments` segments there:
+// steps.csv, curve.csv and the timeline keep the earlier records and add
+// the segment's after them, on the whole run's clock; summary.json
+// describes the whole run, with every segment under "segments"; and
+// segments/<n>/ keeps each segment's own summary.json and scenario.yaml.
+// With no earlier segment (a run that never finished left checkpoints
+// alone) the files are the segment's, as write_run_directory writes them.
+void continue_run_directory(const std::string& dir, const RunResult& segment, int earlier_segments);
+
+// steps.csv's first line: its columns.
+std::string steps_csv_header();
+
 // A table for the terminal: the run's totals, then one row per task.
 std::string format_summary_table(const RunResult& result);
 
 // What every command prints once its run directory is written: the table,
 // then the files written to `dir`.
 std::string format_run_written(const std::string& dir, const RunResult& result);
+// The same, saying which segment a run continued in place added.
+std::string format_run_written(const OutDirectory& out, const RunResult& result);
 
 }  // namespace distlab::run

@@ -40,6 +40,19 @@ struct RunPlacement {
   int threads_per_task = 0;  // compute threads each task used; 0 when not known
 };
 
+// A part of a run that was resumed in place (run/out_directory.h): each
+// command that added to the run directory, and what it added.
+struct Segment {
+  std::string command;
+  std::string version;
+  std::string resumed_from;  // the checkpoint it went on from; "" for none
+  int64_t start_step = 0;    // the chief's first step
+  int64_t steps = 0;         // the chief's step it ended at
+  double started_at = 0;     // on the whole run's clock, where its records begin
+  double run_seconds = 0;    // its own length on the run's clock
+  double wall_seconds = 0;
+};
+
 struct RunResult {
   std::string scenario;  // scenario name (file stem)
   std::string description;
@@ -77,6 +90,9 @@ struct RunResult {
   // A simulation with ./simulate --calibrate-from: the costs it used, as a
   // JSON object (sim/measured_costs.h); "" for none.
   std::string calibrated_from;
+  // The segments of a run continued in place, in order; empty for a run of
+  // one segment (then the run itself is its only one).
+  std::vector<Segment> segments;
 };
 
 }  // namespace distlab::run
