@@ -106,7 +106,7 @@ class Launcher {
   std::chrono::steady_clock::time_point started_;
   strategy::ClusterSpec spec_;
   run::Scenario scenario_;
-  std::string dir_;
+  run::OutDirectory out_;  // the run directory: new, or the resumed run's, continued
   checkpoint::CheckpointLayout layout_;
   run::RecoveryPolicy policy_;
   std::vector<run::FaultClock> faults_;
@@ -126,8 +126,11 @@ class Launcher {
 Launcher::Launcher(const LaunchOptions& options)
     : o_(options),
       scenario_(launchable_scenario(o_, spec_)),
-      dir_(o_.out.empty() ? run::default_run_directory("runs", scenario_.name, std::time(nullptr))
-                          : o_.out),
+      out_(run::claim_out_directory(o_.out.empty()
+                                        ? run::unused_directory(run::default_run_directory(
+                                              "runs", scenario_.name, std::time(nullptr)))
+                                        : o_.out,
+                                    o_.resume, "realnet")),
       layout_(nn::Model(nn::load_model_spec(scenario_.model_path), scenario_.seed)),
       policy_(scenario_, spec_),
       faults_(policy_.timed_faults()),
@@ -135,7 +138,7 @@ Launcher::Launcher(const LaunchOptions& options)
   if (!o_.quiet) {
     for (const std::string& note : scenario_.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }
-  fs::create_directories(fs::path(dir_) / "tasks");
+  fs::create_directories(fs::path(out_.path) / "tasks");
   choose_resume();
   cluster_ = net::loopback_cluster(spec_, net::free_loopback_ports(spec_.task_count()));
 }
@@ -155,7 +158,7 @@ void Launcher::say(const std::string& line) {
 
 std::string Launcher::report_path(int t) const {
   const strategy::TaskId task = spec_.task_at(t);
-  return (fs::path(dir_) / "tasks" /
+  return (fs::path(out_.path) / "tasks" /
           (std::string(strategy::role_name(task.role)) + "-" + std::to_string(task.index) +
            ".json"))
       .string();
@@ -192,7 +195,7 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
                                    "--timeout",
                                    std::to_string(o_.receive_timeout_seconds),
                                    "--out",
-                                   dir_,
+                                   out_.path,
                                    "--progress-lines",
                                    "--quiet"};
   // The launcher restarts a lost task or ends the run: its tasks wait for
@@ -438,7 +441,7 @@ void Launcher::rejoin(int t) {
 // Every task stopped and started again from the newest valid checkpoint.
 void Launcher::roll_back() {
   for (ChildProcess& child : children_) child.stop();
-  resume_ = run::rollback_checkpoint(run::checkpoint_folder(dir_), layout_, started_from_);
+  resume_ = run::rollback_checkpoint(run::checkpoint_folder(out_.path), layout_, started_from_);
   policy_.rolled_back(resume_ ? resume_->info.step : 0);
   say(policy_.describe_latest("s") + (resume_ ? " from " + resume_->path : ""));
   for (uint32_t& i : incarnations_) ++i;  // every task's new life, known to all
@@ -494,8 +497,8 @@ void Launcher::write_run_directory() {
                       .host_cores = static_cast<int>(std::thread::hardware_concurrency()),
                       .threads_per_task = o_.threads};
   result.wall_seconds = now();
-  run::write_run_directory(dir_, result);
-  if (!o_.quiet) std::printf("%s", run::format_run_written(dir_, result).c_str());
+  run::write_run_directory(out_, result);
+  if (!o_.quiet) std::printf("%s", run::format_run_written(out_, result).c_str());
 }
 
 int launch(const LaunchOptions& options) {

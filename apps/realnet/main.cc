@@ -98,8 +98,10 @@ void add_options(CLI::App& app, Options& o) {
                  "remove a scenario key (repeatable); removals come before every --set");
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
   app.add_option("--out", o.out,
-                 "run directory (default: runs/<scenario>-<time>/); with --role, the chief\n"
-                 "writes it (and its checkpoints/) once every task has sent it its report");
+                 "run directory (default: runs/<scenario>-<time>/): a new or empty folder, or\n"
+                 "the one --resume names, which the run then continues in place; with --role,\n"
+                 "the chief writes it (and its checkpoints/) once every task has sent it its\n"
+                 "report");
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
       ->check(CLI::NonNegativeNumber);
@@ -147,7 +149,8 @@ int main(int argc, char** argv) {
       "  ./realnet --launch scenarios/mnist_cnn_sync.yaml\n"
       "  ./realnet --launch scenarios/ps_4workers.yaml --set training.epochs=1\n"
       "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
-      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
+      "  ./realnet --launch scenarios/mnist_cnn_sync.yaml --resume runs/a --out runs/a --set "
+      "training.epochs=2\n"
       "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
       "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"

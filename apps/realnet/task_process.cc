@@ -86,7 +86,7 @@ class TaskProcess {
   int run();
 
  private:
-  std::string run_directory() const;
+  run::OutDirectory run_directory() const;
   void prepare_setup();
   net::TcpOptions tcp_options() const;
   void prepare_restarts(net::TcpRuntime& runtime) const;
@@ -109,7 +109,7 @@ class TaskProcess {
   // Without --report (the launcher's, which gathers the files itself), the
   // tasks bring their reports to the chief, which writes the run directory.
   const bool gathering_;
-  const std::string run_directory_;
+  const run::OutDirectory run_directory_;
 };
 
 TaskProcess::TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment& assignment,
@@ -161,19 +161,25 @@ int TaskProcess::run() {
 }
 
 // --out; else the chief's default, when it writes a run directory or
-// checkpoints.
-std::string TaskProcess::run_directory() const {
-  if (o_.out.empty() && chief_ && (gathering_ || scenario_.checkpoint.enabled())) {
-    return run::default_run_directory("runs", scenario_.name, std::time(nullptr));
+// checkpoints. A chief that writes the run directory claims it
+// (run/out_directory.h): a --role chief never writes over an earlier run,
+// and continues the one it resumes in place. Under --launch the launcher
+// has claimed it.
+run::OutDirectory TaskProcess::run_directory() const {
+  std::string out = o_.out;
+  if (out.empty() && chief_ && (gathering_ || scenario_.checkpoint.enabled())) {
+    out = run::unused_directory(
+        run::default_run_directory("runs", scenario_.name, std::time(nullptr)));
   }
-  return o_.out;
+  if (!chief_ || !gathering_) return run::OutDirectory{.path = out};
+  return run::claim_out_directory(out, o_.resume, "realnet");
 }
 
 // The checkpoints (the chief reads the one to resume from), and the
 // launcher's progress lines.
 void TaskProcess::prepare_setup() {
   setup_.set_checkpoints(run::plan_checkpoints(scenario_, setup_, spec_.replicas(),
-                                               {.run_directory = run_directory_,
+                                               {.run_directory = run_directory_.path,
                                                 .resume = o_.resume,
                                                 .backend = "realnet",
                                                 .load = chief_,

@@ -27,7 +27,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--fidelity", o.fidelity, "full or timing (default: the scenario's)")
       ->check(CLI::IsMember({"full", "timing"}));
   app.add_option("--seed", o.seed, "seed of weights, shuffling and data (default: the scenario's)");
-  app.add_option("--out", o.out, "run directory (default: runs/<scenario>-<time>/)");
+  app.add_option("--out", o.out,
+                 "run directory (default: runs/<scenario>-<time>/): a new or empty folder, or\n"
+                 "the one --resume names, which the run then continues in place");
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "write a checkpoint every STEPS steps (sets checkpoint.every_steps)")
       ->check(CLI::NonNegativeNumber);
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
       "  ./simulate scenarios/ps_4workers.yaml --set strategy.name=allreduce\n"
       "  ./simulate scenarios/cifar10_mlp_sync.yaml --fidelity timing --out runs/mlp\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --checkpoint-every 100 --out runs/a\n"
-      "  ./simulate scenarios/mnist_cnn_sync.yaml --resume runs/a --set training.epochs=2\n"
+      "  ./simulate scenarios/mnist_cnn_sync.yaml --resume runs/a --out runs/a --set "
+      "training.epochs=2\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.machine=local \\\n"
       "             --set cluster.placement=one_host\n"
       "  ./simulate scenarios/mnist_cnn_sync.yaml --set cluster.workers=7 \\\n"

@@ -93,15 +93,13 @@ std::vector<std::string> measured_runs(const Options& o, run::Scenario& scenario
   return runs;
 }
 
-// The run directory is made first, so that a bad --out is found before
+// The run directory is claimed first, so that a bad --out is found before
 // the simulation rather than after it.
-std::string make_run_directory(const Options& o, const run::Scenario& scenario) {
-  const std::string dir =
-      o.out.empty() ? run::default_run_directory("runs", scenario.name, std::time(nullptr)) : o.out;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) throw InputError(dir + ": cannot create the run directory: " + error.message());
-  return dir;
+run::OutDirectory claim_run_directory(const Options& o, const run::Scenario& scenario) {
+  const std::string out = o.out.empty() ? run::unused_directory(run::default_run_directory(
+                                              "runs", scenario.name, std::time(nullptr)))
+                                        : o.out;
+  return run::claim_out_directory(out, o.resume, "simulate");
 }
 
 // What the user sees while the simulation runs: the checkpoints' notes and
@@ -177,7 +175,8 @@ int simulate_command(const Options& o) {
   if (!o.quiet) {
     for (const std::string& note : scenario.notes) std::fprintf(stderr, "%s\n", note.c_str());
   }
-  const std::string dir = make_run_directory(o, scenario);
+  const run::OutDirectory out = claim_run_directory(o, scenario);
+  const std::string& dir = out.path;
   if (!o.quiet) {
     std::printf("simulating %s: %s\n", scenario.name.c_str(), scenario.description.c_str());
     std::fflush(stdout);
@@ -200,8 +199,8 @@ int simulate_command(const Options& o) {
   }
   add_provenance(result, o, scenario, catalog);
   display.finish(result);
-  run::write_run_directory(dir, result);
-  if (!o.quiet) std::printf("%s", run::format_run_written(dir, result).c_str());
+  run::write_run_directory(out, result);
+  if (!o.quiet) std::printf("%s", run::format_run_written(out, result).c_str());
   return 0;
 }
 

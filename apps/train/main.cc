@@ -8,6 +8,7 @@
 #include "apps/train/training.h"
 #include "common/cli.h"
 #include "nn/kernels/kernels.h"
+#include "run/provenance.h"
 
 namespace {
 
@@ -36,7 +37,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--threads", o.threads, "compute threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--out", o.out, "run directory (default: runs/train-<model>-<time>)");
+  app.add_option("--out", o.out,
+                 "run directory (default: runs/train-<model>-<time>): a new or empty folder, or\n"
+                 "the one --resume names, which the run then continues in place");
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "write a checkpoint every N epochs, and at the end, to <out>/checkpoints/")
       ->check(CLI::NonNegativeNumber);
@@ -65,7 +68,8 @@ int main(int argc, char** argv) {
       "  ./train --steps 1000                            1000 batches, as --train-steps=1000\n"
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
-      "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t\n"
+      "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t --out "
+      "runs/t\n"
       "  ./train --evaluate runs/t                       the saved model on its test split\n"
       "Data sources: fashion-mnist[:DIR], cifar10:DIR, synthetic[:N], taxi:FILE.csv,\n"
       "synthetic-taxi[:N].\n" +
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
   app.name("./train");
   add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  o.command = distlab::run::shell_command(argc, argv);
   o.model_given = app.count("model") > 0;
   o.data_given = app.count("--data") > 0;
   o.seed_given = app.count("--seed") > 0;

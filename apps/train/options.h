@@ -21,6 +21,7 @@ struct Options {
   std::string resume;
   std::string evaluate;  // a model file or run directory to evaluate instead of training
   bool quiet = false;
+  std::string command;  // the command line, for summary.json
   // Which of these the command line gave (--evaluate takes the others from
   // the model file).
   bool model_given = false, data_given = false, seed_given = false;

@@ -9,17 +9,22 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "apps/train/checkpoints.h"
+#include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/progress.h"
 #include "common/sha256.h"
+#include "common/version.h"
 #include "nn/data/data_source.h"
 #include "nn/kernels/kernels.h"
 #include "nn/model.h"
 #include "nn/threads.h"
 #include "nn/trainer.h"
+#include "run/out_directory.h"
 
 namespace distlab::train {
 namespace {
@@ -61,20 +66,59 @@ DataSplits training_data(const Options& o, const ModelSpec& spec) {
   return data;
 }
 
-// --out, or runs/train-<model>-<time>; made now.
-std::filesystem::path make_run_directory(const Options& o, const ModelSpec& spec) {
-  const std::filesystem::path dir =
-      o.out.empty() ? "runs/train-" + spec.name + "-" + timestamp() : o.out;
-  std::filesystem::create_directories(dir);
-  return dir;
+// --out, or runs/train-<model>-<time>; claimed now (run/out_directory.h):
+// never an earlier run's, unless it is the run resumed, which goes on in
+// place.
+run::OutDirectory claim_run_directory(const Options& o, const ModelSpec& spec) {
+  const std::string out =
+      o.out.empty() ? run::unused_directory("runs/train-" + spec.name + "-" + timestamp()) : o.out;
+  return run::claim_out_directory(out, o.resume, "train");
 }
 
-// curve.csv with its header: a row per epoch follows.
-std::ofstream open_curve(const std::filesystem::path& dir) {
-  std::ofstream curve(dir / "curve.csv");
+// curve.csv: a new one with its header, or, for a run continued in place,
+// the earlier one, to which a row per epoch is added.
+std::ofstream open_curve(const run::OutDirectory& out) {
+  const std::filesystem::path path = std::filesystem::path(out.path) / "curve.csv";
+  if (out.continued && std::filesystem::exists(path)) {
+    return std::ofstream(path, std::ios::app);
+  }
+  std::ofstream curve(path);
   curve << "epoch,step,seconds,train_loss,train_accuracy,test_loss,test_accuracy,"
            "learning_rate,examples_per_second\n";
   return curve;
+}
+
+// What the earlier segments of a run continued in place left in its
+// summary.json: their epochs, training seconds and segments.
+struct EarlierSegments {
+  nlohmann::json summary;  // null: none finished
+  std::vector<nlohmann::json> epochs;
+  double training_seconds = 0;
+  double wall_seconds = 0;
+  nlohmann::json segments = nlohmann::json::array();
+};
+
+EarlierSegments earlier_segments(const run::OutDirectory& out) {
+  EarlierSegments earlier;
+  if (out.earlier_segments == 0) return earlier;
+  const std::string path = (std::filesystem::path(out.path) / "summary.json").string();
+  try {
+    earlier.summary = nlohmann::json::parse(read_file_text(path));
+    for (const nlohmann::json& e : earlier.summary.at("epochs")) earlier.epochs.push_back(e);
+    earlier.training_seconds = earlier.summary.value("training_seconds", 0.0);
+    earlier.wall_seconds = earlier.summary.at("wall_seconds").get<double>();
+    if (const auto it = earlier.summary.find("segments"); it != earlier.summary.end()) {
+      earlier.segments = *it;
+    } else {  // a summary from before segments were kept: the run so far is one
+      earlier.segments.push_back({{"command", nullptr},
+                                  {"version", nullptr},
+                                  {"resumed_from", earlier.summary.at("resumed_from")},
+                                  {"wall_seconds", earlier.wall_seconds}});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(path, std::string("not a summary that ./train wrote: ") + e.what());
+  }
+  return earlier;
 }
 
 // One run of ./train: the model and its trainer, and what the run
@@ -82,7 +126,7 @@ std::ofstream open_curve(const std::filesystem::path& dir) {
 class TrainingRun {
  public:
   TrainingRun(const Options& o, const ModelSpec& spec, const DataSplits& data,
-              std::filesystem::path dir);
+              run::OutDirectory out);
   int run();
 
  private:
@@ -94,27 +138,35 @@ class TrainingRun {
   void print_epoch(int epoch, const EpochResult& r, const Evaluation& test, double rate,
                    float lr) const;
   void write_summary(double wall_seconds, const std::string& resumed_from) const;
+  nlohmann::json segment_summary(std::vector<nlohmann::json> epochs, double training_seconds,
+                                 double wall_seconds, const std::string& resumed_from,
+                                 nlohmann::json segments) const;
 
   const Options& o_;
   const DataSplits& data_;
+  const run::OutDirectory out_;
   const std::filesystem::path dir_;
+  const EarlierSegments earlier_;
   std::ofstream curve_;
   Model model_;
   Trainer trainer_;
   const bool by_steps_;
-  std::vector<nlohmann::json> epochs_;  // summary.json's
-  double elapsed_ = 0;                  // training seconds, the epochs' summed
+  std::vector<nlohmann::json> epochs_;  // summary.json's, this segment's
+  double elapsed_ = 0;                  // training seconds, the epochs' summed, every segment's
 };
 
 TrainingRun::TrainingRun(const Options& o, const ModelSpec& spec, const DataSplits& data,
-                         std::filesystem::path dir)
+                         run::OutDirectory out)
     : o_(o),
       data_(data),
-      dir_(std::move(dir)),
-      curve_(open_curve(dir_)),
+      out_(std::move(out)),
+      dir_(out_.path),
+      earlier_(earlier_segments(out_)),
+      curve_(open_curve(out_)),
       model_(spec, o.seed),
       trainer_(model_, data_.train, o.seed),
-      by_steps_(o.steps > 0) {}
+      by_steps_(o.steps > 0),
+      elapsed_(earlier_.training_seconds) {}
 
 int TrainingRun::run() {
   if (!o_.quiet) print_plan();
@@ -213,7 +265,12 @@ void TrainingRun::print_epoch(int epoch, const EpochResult& r, const Evaluation&
       lr != r.learning_rate ? (", learning rate now " + std::to_string(lr)).c_str() : "");
 }
 
-void TrainingRun::write_summary(double wall_seconds, const std::string& resumed_from) const {
+// summary.json of a segment: `epochs` and the seconds are the whole
+// run's for the run's summary, the segment's own for segments/<n>/.
+nlohmann::json TrainingRun::segment_summary(std::vector<nlohmann::json> epochs,
+                                            double training_seconds, double wall_seconds,
+                                            const std::string& resumed_from,
+                                            nlohmann::json segments) const {
   nlohmann::json summary = {{"model", model_.spec().name},
                             {"data", o_.data},
                             {"seed", o_.seed},
@@ -221,16 +278,60 @@ void TrainingRun::write_summary(double wall_seconds, const std::string& resumed_
                             {"isa", nn::kernels::kernels().level},
                             {"batch_size", model_.spec().batch_size},
                             {"parameters", model_.parameter_count()},
-                            {"epochs", epochs_},
+                            {"epochs", epochs},
+                            {"training_seconds", training_seconds},
                             {"wall_seconds", wall_seconds},
                             {"weights_sha256", weights_sha256(model_)},
                             {"resumed_from", resumed_from.empty() ? nlohmann::json(nullptr)
-                                                                  : nlohmann::json(resumed_from)}};
-  if (!epochs_.empty()) {
-    summary["final_loss"] = epochs_.back()["test_loss"];
-    summary["final_accuracy"] = epochs_.back()["test_accuracy"];
+                                                                  : nlohmann::json(resumed_from)},
+                            {"command", o_.command},
+                            {"version", version()},
+                            {"segments", std::move(segments)}};
+  if (!epochs.empty()) {
+    summary["final_loss"] = epochs.back()["test_loss"];
+    summary["final_accuracy"] = epochs.back()["test_accuracy"];
   }
-  std::ofstream(dir_ / "summary.json") << summary.dump(2) << "\n";
+  return summary;
+}
+
+// summary.json; for a run continued in place, the whole run's, and each
+// segment's own under segments/<n>/ (the first one's was the run's).
+void TrainingRun::write_summary(double wall_seconds, const std::string& resumed_from) const {
+  const nlohmann::json own_segment = {
+      {"command", o_.command},
+      {"version", version()},
+      {"resumed_from",
+       resumed_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(resumed_from)},
+      {"step", trainer_.global_step()},
+      {"wall_seconds", wall_seconds}};
+  auto write = [](const std::filesystem::path& path, const nlohmann::json& summary) {
+    const std::string text = summary.dump(2) + "\n";
+    write_file_atomically(path.string(), std::as_bytes(std::span(text)));
+  };
+  if (earlier_.summary.is_null()) {
+    write(dir_ / "summary.json", segment_summary(epochs_, elapsed_, wall_seconds, resumed_from,
+                                                 nlohmann::json::array({own_segment})));
+    return;
+  }
+  const int number = out_.earlier_segments + 1;
+  const std::filesystem::path segments = dir_ / "segments";
+  std::filesystem::create_directories(segments / "1");
+  if (!std::filesystem::exists(segments / "1" / "summary.json")) {
+    write(segments / "1" / "summary.json", earlier_.summary);
+  }
+  std::filesystem::create_directories(segments / std::to_string(number));
+  write(segments / std::to_string(number) / "summary.json",
+        segment_summary(epochs_, elapsed_ - earlier_.training_seconds, wall_seconds, resumed_from,
+                        nlohmann::json::array({own_segment})));
+  std::vector<nlohmann::json> epochs = earlier_.epochs;
+  epochs.insert(epochs.end(), epochs_.begin(), epochs_.end());
+  nlohmann::json all_segments = earlier_.segments;
+  all_segments.push_back(own_segment);
+  const nlohmann::json& first_resumed = earlier_.summary.at("resumed_from");
+  write(dir_ / "summary.json",
+        segment_summary(std::move(epochs), elapsed_, earlier_.wall_seconds + wall_seconds,
+                        first_resumed.is_null() ? "" : first_resumed.get<std::string>(),
+                        std::move(all_segments)));
 }
 
 }  // namespace
@@ -239,7 +340,7 @@ int train(const Options& o) {
   nn::set_compute_threads(o.threads);
   const ModelSpec spec = model_spec(o);
   const DataSplits data = training_data(o, spec);
-  return TrainingRun(o, spec, data, make_run_directory(o, spec)).run();
+  return TrainingRun(o, spec, data, claim_run_directory(o, spec)).run();
 }
 
 }  // namespace distlab::train
