@@ -106,6 +106,12 @@ done
 check "the chief keeps no temporary report" \
   bash -c "! ls '$TMPDIR' | grep -q chief"
 
+status=0
+"$realnet" --role chief --cluster "$sync/cluster.yaml" --scenario "$src/scenarios/mnist_cnn_sync.yaml" \
+  --timeout 5 --out "$sync/run" "${sync_set[@]}" >/dev/null 2>"$sync/again.err" || status=$?
+check "a chief given the --out of an earlier run refuses it (exit 2) before connecting" \
+  bash -c "[ $status = 2 ] && grep -q 'never overwritten' '$sync/again.err'"
+
 "$realnet" --launch "$src/scenarios/mnist_cnn_sync.yaml" "${sync_set[@]}" --quiet \
   --out "$work/launched"
 check "... with --launch's weights and the same rows" "$py" - "$sync/run" "$work/launched" <<'PY'
