@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "run/run_files.h"
+#include "run/run_reader.h"
 
 namespace distlab::run {
 namespace fs = std::filesystem;
@@ -73,6 +74,14 @@ void check_continuable(const fs::path& dir, const nlohmann::json& summary,
         "--out {}: its steps.csv has other columns than this version of distlab writes: the "
         "records cannot be continued in place; give another --out",
         dir.string()));
+  }
+  // Read now what the run's end will join to, so that a damaged record
+  // is found before the run rather than after it.
+  try {
+    read_run_directory(dir.string());
+  } catch (const Error& e) {
+    throw InputError(fmt::format("--out {}: cannot continue the run there: {}; give another --out",
+                                 dir.string(), e.what()));
   }
 }
 

@@ -622,8 +622,17 @@ void continue_run_directory(const std::string& dir, const RunResult& segment,
     return;
   }
   const std::filesystem::path path(dir);
-  RunResult earlier = read_run_directory(dir);
   const int number = earlier_segments + 1;
+  const std::filesystem::path own = path / "segments" / std::to_string(number);
+  RunResult earlier;
+  try {
+    earlier = read_run_directory(dir);
+  } catch (const Error& e) {
+    // The earlier records changed since the run began (claim_out_directory
+    // read them then): the segment's own files go apart, whole.
+    write_run_directory(own.string(), segment);
+    throw Error(fmt::format("{}; this segment's records are whole in {}", e.what(), own.string()));
+  }
   // Each segment's own summary and scenario; the first segment's were the
   // run's own until now.
   const std::filesystem::path first = path / "segments" / "1";
@@ -633,7 +642,6 @@ void continue_run_directory(const std::string& dir, const RunResult& segment,
       write_file(first, name, read_file_text((path / name).string()));
     }
   }
-  const std::filesystem::path own = path / "segments" / std::to_string(number);
   std::filesystem::create_directories(own);
   write_file(own, "summary.json", summary_json(segment));
   if (!segment.provenance.scenario_text.empty()) {

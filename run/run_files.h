@@ -37,6 +37,8 @@ void write_run_directory(const OutDirectory& out, const RunResult& result);
 // segments/<n>/ keeps each segment's own summary.json and scenario.yaml.
 // With no earlier segment (a run that never finished left checkpoints
 // alone) the files are the segment's, as write_run_directory writes them.
+// Should the earlier records no longer read back, the segment's files go
+// whole to segments/<n>/ and Error says so.
 void continue_run_directory(const std::string& dir, const RunResult& segment, int earlier_segments);
 
 // steps.csv's first line: its columns.

@@ -299,6 +299,20 @@ TEST_CASE("the run being resumed is continued in place, its task folder set asid
   }
 }
 
+TEST_CASE("a damaged earlier record is refused before the run, and after it nothing is lost") {
+  TempDir dir;
+  const fs::path run = dir.path / "a";
+  distlab::run::write_run_directory(run.string(), earlier_run());
+  write(run / "curve.csv", "seconds,step\n1,x\n");
+  CHECK_THROWS_WITH(distlab::run::claim_out_directory(run.string(), run.string(), "simulate"),
+                    Catch::Contains("cannot continue") && Catch::Contains("curve.csv"));
+  // Damaged while the run ran: its records go whole to segments/2/.
+  CHECK_THROWS_WITH(distlab::run::continue_run_directory(run.string(), later_run(), 1),
+                    Catch::Contains("segments/2"));
+  CHECK(json::parse(read(run / "segments" / "2" / "summary.json"))["steps"] == 8);
+  CHECK(lines(run / "segments" / "2" / "steps.csv") == 1 + 14);
+}
+
 TEST_CASE("a resumed run that never finished has no segment to continue") {
   TempDir dir;
   const fs::path run = dir.path / "a";
