@@ -27,13 +27,25 @@ constexpr int64_t kMaxDim = 1 << 24;
 // Values per example at any layer: far beyond any lab model, and small
 // enough that no product of sizes overflows.
 constexpr int64_t kMaxValues = int64_t{1} << 28;
+// Layers in a spec, and branches inside branches: far beyond any lab model
+// (ResNet-44 has under 200 layers, branches one deep). YAML aliases repeat
+// a list without writing it out again, so a short file could otherwise
+// name 2^n layers in n lines, or a path that holds itself, built without
+// end.
+constexpr int kMaxLayers = 10000;
+constexpr int kMaxNesting = 32;
 
 // Gives layers Keras-like default names: dense_1, dense_2, conv2d_1, ...
 // Names must be unique: they name the parameter blocks (and, later, the
-// entries of checkpoints).
+// entries of checkpoints). Every layer passes here once, so it also counts
+// them.
 class LayerNamer {
  public:
   std::string next(const ConfigNode& options, const std::string& kind) {
+    if (++layers_ > kMaxLayers) {
+      options.fail("more than " + std::to_string(kMaxLayers) + " layers in the model",
+                   "a YAML alias (*name) repeats every layer of what it names");
+    }
     const std::string fallback = kind + "_" + std::to_string(++count_[kind]);
     const std::string name = options.get_string("name", fallback);
     if (!used_.insert(name).second) {
@@ -46,6 +58,7 @@ class LayerNamer {
  private:
   std::map<std::string, int> count_;
   std::set<std::string> used_;
+  int layers_ = 0;
 };
 
 // An int or an [h, w] pair (Keras accepts both for kernel sizes and strides).
@@ -161,11 +174,17 @@ LayerPtr parse_columns(const ConfigNode& o, std::string name, Shape in) {
                                    static_cast<int>(o.at("count").as_int(1, kMaxDim)));
 }
 
+// `depth`: how many branches hold the list.
 std::unique_ptr<Sequential> parse_sequence(const ConfigNode& list, std::string name, Shape in,
-                                           LayerNamer& namer);
+                                           LayerNamer& namer, int depth);
 
-LayerPtr parse_branches(const ConfigNode& o, std::string name, Shape in, LayerNamer& namer) {
+LayerPtr parse_branches(const ConfigNode& o, std::string name, Shape in, LayerNamer& namer,
+                        int depth) {
   o.allow_only({"name", "combine", "paths"});
+  if (depth >= kMaxNesting) {
+    o.fail("branches inside more than " + std::to_string(kMaxNesting) + " branches",
+           "a YAML alias (*name) in a path may name a list that holds that path");
+  }
   const Combine combine = o.get_choice("combine", "concat", {"concat", "sum"}) == "sum"
                               ? Combine::kSum
                               : Combine::kConcat;
@@ -175,7 +194,8 @@ LayerPtr parse_branches(const ConfigNode& o, std::string name, Shape in, LayerNa
   for (std::size_t p = 0; p < paths.size(); ++p) {
     // An empty path ([]) passes the input on: a residual block's shortcut.
     if (!paths[p].is_sequence()) paths[p].fail("expected a list of layers ([] for the identity)");
-    built.push_back(parse_sequence(paths[p], name + "/path_" + std::to_string(p), in, namer));
+    built.push_back(
+        parse_sequence(paths[p], name + "/path_" + std::to_string(p), in, namer, depth + 1));
   }
   return std::make_unique<Branches>(std::move(name), in, std::move(built), combine);
 }
@@ -216,7 +236,7 @@ std::vector<std::string> layer_kinds() {
   return kinds;
 }
 
-LayerPtr parse_layer(const ConfigNode& entry, Shape in, LayerNamer& namer) {
+LayerPtr parse_layer(const ConfigNode& entry, Shape in, LayerNamer& namer, int depth) {
   const std::string kind = entry.single_key();
   const ConfigNode options = entry.at(kind);
   const auto kinds = layer_kinds();
@@ -227,7 +247,7 @@ LayerPtr parse_layer(const ConfigNode& entry, Shape in, LayerNamer& namer) {
   }
   std::string name = namer.next(options, kind);
   try {
-    if (kind == "branches") return parse_branches(options, std::move(name), in, namer);
+    if (kind == "branches") return parse_branches(options, std::move(name), in, namer, depth);
     return parsers().at(kind)(options, std::move(name), in);
   } catch (const ConfigError&) {
     throw;
@@ -238,11 +258,11 @@ LayerPtr parse_layer(const ConfigNode& entry, Shape in, LayerNamer& namer) {
 }
 
 std::unique_ptr<Sequential> parse_sequence(const ConfigNode& list, std::string name, Shape in,
-                                           LayerNamer& namer) {
+                                           LayerNamer& namer, int depth) {
   std::vector<LayerPtr> layers;
   Shape shape = in;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    layers.push_back(parse_layer(list[i], shape, namer));
+    layers.push_back(parse_layer(list[i], shape, namer, depth));
     shape = layers.back()->output_shape();
     if (shape.size() > kMaxValues) {
       list[i].fail("gives " + std::to_string(shape.size()) + " values per example, more than " +
@@ -321,7 +341,7 @@ ModelSpec load_model_spec(const std::string& path) {
 
 std::unique_ptr<Sequential> build_network(const ModelSpec& spec) {
   LayerNamer namer;
-  return parse_sequence(spec.layers, spec.name, spec.input, namer);
+  return parse_sequence(spec.layers, spec.name, spec.input, namer, 0);
 }
 
 }  // namespace distlab::nn

@@ -256,3 +256,29 @@ TEST_CASE("A per_layer optimizer gives each group of layers its own optimizer") 
                      "    - adagrad: {learning_rate: 0.1}\n"),
              Catch::Contains("more than one optimizer in a part"));
 }
+
+TEST_CASE("YAML aliases cannot make a model of endless layers") {
+  auto refusal = [](const std::string& layers) {
+    try {
+      parse_model_spec(distlab::ConfigNode::load_string(
+          "name: m\ninput: [4]\nclasses: 4\noptimizer: {sgd: {learning_rate: 0.1}}\n" + layers,
+          "m.yaml"));
+    } catch (const distlab::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  // A path that holds the list it is in: built without end.
+  CHECK_THAT(refusal("layers: &l\n  - branches: {combine: sum, paths: [*l]}\n"),
+             Catch::Contains("branches inside more than 32 branches"));
+  // Each line's path is two of the line before: 2^21 layers from 20 lines.
+  std::string doubling = "layers:\n  - branches: {combine: sum, paths: [&p0 [{relu: }], []]}\n";
+  for (int i = 1; i <= 20; ++i) {
+    const std::string p = "p" + std::to_string(i), before = "*p" + std::to_string(i - 1);
+    doubling += "  - branches: {combine: sum, paths: [&" + p + " [{branches: {combine: sum, " +
+                "paths: [" + before + ", " + before + "]}}], []]}\n";
+  }
+  CHECK_THAT(refusal(doubling), Catch::Contains("more than 10000 layers in the model"));
+  // The lab's ResNet-44, whose blocks are aliases, is far below the limit.
+  CHECK_NOTHROW(load_model_spec(models_dir() + "cifar10_resnet44.yaml"));
+}
