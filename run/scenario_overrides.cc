@@ -175,7 +175,10 @@ std::vector<std::string> fit_to_strategy(const ConfigNode& doc,
   if (section.IsDefined() && section.IsMap()) {
     std::vector<std::string> dropped;
     for (const auto& entry : section) {
-      const std::string key = entry.first.as<std::string>();
+      // A key that is not a name ([a]: 1) stays for the scenario's checks
+      // to refuse; as<std::string>() would throw yaml-cpp's BadConversion.
+      if (!entry.first.IsScalar()) continue;
+      const std::string key = entry.first.Scalar();
       if (key == "name" || set_by_user(overrides, "strategy." + key)) continue;
       if (std::find(described->keys.begin(), described->keys.end(), key) == described->keys.end()) {
         dropped.push_back(key);

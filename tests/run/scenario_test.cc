@@ -485,6 +485,19 @@ TEST_CASE("Switching strategy from the command line fits the scenario to it, wit
   CHECK_THROWS_AS(load_scenario(ps, {parse_override("cluster.ps=0")}), ConfigError);
 }
 
+TEST_CASE("Overrides refuse odd YAML with a config error, not a crash") {
+  const TempDir dir;
+  // A strategy key that is not a name, met while fitting the scenario to a
+  // strategy set on the command line.
+  const std::string list_key = dir.write("list_key.yaml",
+                                         "model: models/mnist_cnn.yaml\n"
+                                         "cluster: {machine: n1-standard-4, chief: 1, workers: 1}\n"
+                                         "strategy: {name: parameter_server, ? [mode] : sync}\n");
+  CHECK_THAT(message_of<ConfigError>(
+                 [&] { load_scenario(list_key, {parse_override("strategy.name=allreduce")}); }),
+             Catch::Contains("a key must be a plain name"));
+}
+
 TEST_CASE("An unset override removes a key, before every --set") {
   const TempDir dir;
   const std::string path =
