@@ -56,8 +56,13 @@ YAML::Node parse_value(const Override& o, const std::string& origin) {
 }
 
 // Every node of an override's value came from it, not from a file line.
+// Each node once: a YAML alias (*a) names a node again, and may name a
+// list from inside it ('[&a [*a]]'), which would recurse without end.
 void add_origins(const YAML::Node& node, const std::string& origin,
                  std::vector<ConfigNode::Origin>& origins) {
+  for (const ConfigNode::Origin& o : origins) {
+    if (o.node.is(node)) return;
+  }
   origins.push_back({node, origin});
   if (node.IsSequence()) {
     for (const auto& child : node) add_origins(child, origin, origins);

@@ -496,6 +496,11 @@ TEST_CASE("Overrides refuse odd YAML with a config error, not a crash") {
   CHECK_THAT(message_of<ConfigError>(
                  [&] { load_scenario(list_key, {parse_override("strategy.name=allreduce")}); }),
              Catch::Contains("a key must be a plain name"));
+  // A value whose alias names the list that holds it.
+  const std::string minimal = dir.write("minimal.yaml", kMinimal);
+  CHECK_THAT(message_of<ConfigError>(
+                 [&] { load_scenario(minimal, {parse_override("faults=[&a [*a]]")}); }),
+             Catch::Contains("set by --set faults=[&a [*a]]"));
 }
 
 TEST_CASE("An unset override removes a key, before every --set") {
