@@ -16,7 +16,12 @@ strategy::InputPipeline parse_input_pipeline(const ConfigNode& root) {
                 "for instance {decode_jpeg: 1283, resize: 1140}");
   }
   for (const auto& entry : stages.yaml()) {
-    const std::string name = entry.first.as<std::string>();
+    // as<std::string>() would throw yaml-cpp's BadConversion for a key that
+    // is a list or null.
+    if (!entry.first.IsScalar()) {
+      stages.fail("a stage's name must be a plain name", "for instance decode_jpeg");
+    }
+    const std::string name = entry.first.Scalar();
     // Above zero: a stage that costs nothing is not a stage (offline and
     // preprocessed are how a stage is left out).
     const ConfigNode stage = stages.at(name);
