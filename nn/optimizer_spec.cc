@@ -37,7 +37,10 @@ OptimizerSpec parse_per_layer(const ConfigNode& list) {
     std::string kind;
     int optimizers = 0;
     for (const auto& entry : item.yaml()) {
-      const std::string key = entry.first.as<std::string>();
+      // as<std::string>() would throw yaml-cpp's BadConversion for a key
+      // that is a list or null.
+      if (!entry.first.IsScalar()) item.fail("a key must be a plain name");
+      const std::string key = entry.first.Scalar();
       if (key == "layers") continue;
       kind = key;
       ++optimizers;

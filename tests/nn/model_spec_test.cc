@@ -154,6 +154,8 @@ TEST_CASE("Broken model specs are refused with file, line and key") {
           "model has 3 classes"},
       Row{"negative_rate.yaml",
           "negative_rate.yaml:5: layers[0].dropout.rate: must be between 0 and 0.99, got -0.5"},
+      Row{"part_key_not_a_name.yaml",
+          "part_key_not_a_name.yaml:8: optimizer.per_layer[0]: a key must be a plain name"},
       Row{"unknown_optimizer.yaml",
           "unknown_optimizer.yaml:6: optimizer: unknown optimizer 'rmsprop' (one of: sgd, adam, "
           "adagrad, ftrl, per_layer)"},
