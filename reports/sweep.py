@@ -244,8 +244,13 @@ class Sweep:
         }
         path = os.path.join(self.out, "sweep.json")
         if os.path.isfile(path):
-            with open(path) as f:
-                old = json.load(f)
+            try:
+                with open(path) as f:
+                    old = json.load(f)
+            except (OSError, ValueError) as e:
+                old = e
+            if not isinstance(old, dict):
+                raise BadInput(f"{path}: not a sweep.json that ./sweep wrote; give another --out")
             # The same sweep, perhaps with other values of its keys: a point
             # is named by its values, so the runs done stay valid.
             fixed = ("scenario", "backend", "set", "unset", "repeat", "fidelity")
