@@ -291,10 +291,25 @@ class Sweep:
             writer.writerow({k: format_cell(row.get(k)) for k in columns})
         run_directories.write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
 
+    def claim_out(self):
+        """Makes the sweep's folder, or takes one that holds this sweep to go on
+        with it. Anything else there is refused, as ./simulate refuses an --out
+        that holds something: a sweep never writes into another folder."""
+        if os.path.lexists(self.out) and not os.path.isdir(self.out):
+            raise BadInput(f"--out {self.args.out}: a file, not a folder")
+        if os.path.isdir(self.out) and os.listdir(self.out) and \
+                not os.path.isfile(os.path.join(self.out, "sweep.json")):
+            raise BadInput(f"--out {self.args.out}: holds {what_it_holds(self.out)}, not a sweep; "
+                           "a sweep never writes over it: give another --out")
+        os.makedirs(self.out, exist_ok=True)
+
     def run(self):
+        self.claim_out()
+        # sweep.json first: a sweep stopped at once still leaves a folder
+        # that the same command takes up again.
+        self.write_definition()
         os.makedirs(self.runs, exist_ok=True)
         os.makedirs(self.logs, exist_ok=True)
-        self.write_definition()
         pending = [p for p in self.points if not self.done(p)]
         skipped = len(self.points) - len(pending)
         total = len(self.points)
@@ -345,6 +360,18 @@ class Sweep:
                 + (f"; the other {done} are complete" if done else ""))
             return EXIT_FAILED
         return EXIT_OK
+
+
+def what_it_holds(folder):
+    """What a folder that is no sweep holds, for the message that refuses it."""
+    if os.path.isfile(os.path.join(folder, "summary.json")):
+        return "a run directory (summary.json)"
+    if os.path.isdir(os.path.join(folder, "checkpoints")):
+        return "checkpoints of a run"
+    if os.path.isfile(os.path.join(folder, "report.md")):
+        return "a report (report.md)"
+    names = sorted(os.listdir(folder))
+    return "files (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")"
 
 
 def last_error(log_path, status):
@@ -446,7 +473,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=0, metavar="T",
                         help="compute threads per run (default: CPUs / jobs; real tasks: 1)")
     parser.add_argument("--out", required=True, metavar="DIR",
-                        help="the sweep's folder: runs/, logs/, sweep.csv, sweep.json")
+                        help="the sweep's folder: runs/, logs/, sweep.csv, sweep.json; new, "
+                             "empty, or this sweep's own (any other is refused)")
     args = parser.parse_args(argv)
     try:
         if not args.vary:
