@@ -322,7 +322,8 @@ class Sweep:
             raise BadInput(f"--out {self.args.out}: a file, not a folder")
         if os.path.isdir(self.out) and os.listdir(self.out) and \
                 not os.path.isfile(os.path.join(self.out, "sweep.json")):
-            raise BadInput(f"--out {self.args.out}: holds {what_it_holds(self.out)}, not a sweep; "
+            what = run_directories.what_it_holds(self.out)
+            raise BadInput(f"--out {self.args.out}: holds {what}, not a sweep; "
                            "a sweep never writes over it: give another --out")
         os.makedirs(self.out, exist_ok=True)
 
@@ -387,18 +388,6 @@ class Sweep:
                 + (f"; the other {done} are complete" if done else ""))
             return EXIT_FAILED
         return EXIT_OK
-
-
-def what_it_holds(folder):
-    """What a folder that is no sweep holds, for the message that refuses it."""
-    if os.path.isfile(os.path.join(folder, "summary.json")):
-        return "a run directory (summary.json)"
-    if os.path.isdir(os.path.join(folder, "checkpoints")):
-        return "checkpoints of a run"
-    if os.path.isfile(os.path.join(folder, "report.md")):
-        return "a report (report.md)"
-    names = sorted(os.listdir(folder))
-    return "files (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")"
 
 
 def last_error(log_path, status):
