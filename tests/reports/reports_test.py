@@ -48,6 +48,17 @@ def report_command(*args):
     return [PYTHON, os.path.join(SOURCE, "reports", "report.py"), *args]
 
 
+def listing(folder):
+    """Every path under a folder with its bytes: what 'left as it was' compares."""
+    found = {}
+    for parent, _, files in os.walk(folder):
+        found[os.path.relpath(parent, folder)] = None
+        for name in files:
+            with open(os.path.join(parent, name), "rb") as f:
+                found[os.path.relpath(os.path.join(parent, name), folder)] = f.read()
+    return found
+
+
 def figure_names(report_md):
     with open(report_md) as f:
         return re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\.png\)", f.read())
@@ -236,6 +247,67 @@ class FailureTest(Checks):
         with open(os.path.join(self.work, "r", "report.md")) as f:
             self.assertIn("- `cluster.workers=0x`", f.read())
 
+    def test_sweep_refuses_an_out_that_is_no_sweep(self):
+        vary = ["scenarios/ps_4workers.yaml", "--vary", "cluster.workers=2", *SMALL_TAXI]
+        run_directory = os.path.join(self.work, "run")
+        os.makedirs(os.path.join(run_directory, "checkpoints"))
+        with open(os.path.join(run_directory, "summary.json"), "w") as f:
+            f.write("{}\n")
+        other = os.path.join(self.work, "other")
+        os.makedirs(other)
+        with open(os.path.join(other, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        for folder, holds in ((run_directory, "holds a run directory (summary.json)"),
+                              (other, "holds files (notes.txt)")):
+            before = listing(folder)
+            text = run(sweep_command(*vary, "--out", folder), expect=2)
+            self.assertIn(f"--out {folder}: {holds}, not a sweep", text)
+            self.assertIn("give another --out", text)
+            self.assertEqual(listing(folder), before)
+        self.assertIn("a file, not a folder",
+                      run(sweep_command(*vary, "--out", os.path.join(other, "notes.txt")),
+                          expect=2))
+        # A sweep.json that is not ./sweep's is refused with a line, not a traceback.
+        with open(os.path.join(other, "sweep.json"), "w") as f:
+            f.write("not JSON\n")
+        text = run(sweep_command(*vary, "--out", other), expect=2)
+        self.assertIn("not a sweep.json that ./sweep wrote", text)
+        self.assertNotIn("Traceback", text)
+
+    def test_a_point_run_again_keeps_what_its_earlier_attempt_left(self):
+        out = os.path.join(self.work, "s")
+        args = sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=0x",
+                             "--out", out)
+        run(args, expect=1)
+        log = os.path.join(out, "logs", "cluster.workers=0x.log")
+        with open(log) as f:
+            first_log = f.read()
+        self.assertIn("error:", first_log)
+        # What a sweep killed outright leaves: the point's hidden partial run
+        # directory; and a point folder without summary.json.
+        for folder in (".cluster.workers=0x.partial", "cluster.workers=0x"):
+            os.makedirs(os.path.join(out, "runs", folder))
+            with open(os.path.join(out, "runs", folder, "marker"), "w") as f:
+                f.write(folder)
+        text = run(args, expect=1)
+        self.assertIn("cluster.workers=0x: an earlier attempt's log kept as", text)
+        self.assertIn("cluster.workers=0x: an earlier attempt's incomplete run directory kept as",
+                      text)
+        with open(log + ".1") as f:
+            self.assertEqual(f.read(), first_log)
+        self.assertTrue(os.path.isfile(log))  # this attempt's own log
+        markers = set()
+        for n in (1, 2):
+            with open(os.path.join(out, "runs", f".cluster.workers=0x.partial.{n}",
+                                   "marker")) as f:
+                markers.add(f.read())
+        self.assertEqual(markers, {".cluster.workers=0x.partial", "cluster.workers=0x"})
+        # A third attempt: the second's log is kept too, the first's as it was.
+        run(args, expect=1)
+        with open(log + ".1") as f:
+            self.assertEqual(f.read(), first_log)
+        self.assertTrue(os.path.isfile(log + ".2"))
+
     def test_bad_input_exits_2_with_a_line(self):
         for args, message in (
                 (["scenarios/ps_4workers.yaml", "--out", self.work], "at least one --vary"),
@@ -252,7 +324,7 @@ class FailureTest(Checks):
     def test_help_explains_with_examples(self):
         sweep_help = run(sweep_command("--help"))
         for text in ("--vary KEY=V1,V2,...", "--backend", "--repeat", "--jobs", "Exit status",
-                     "skips the points already done"):
+                     "skips the points already done", "logs/POINT.log.1"):
             self.assertIn(text, sweep_help)
         report_help = run(report_command("--help"))
         for text in ("--out", "--target-accuracy", "Examples:", "Exit status"):
