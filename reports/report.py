@@ -2,6 +2,9 @@
 
     ./report PATH... [--out DIR]
 
+DIR must be new or empty; by default it is a new folder, SWEEP/report-<time>
+for one sweep, else runs/report-<time>: a report never writes over another.
+
 PATH is a sweep (./sweep's folder), a run directory of ./simulate,
 ./realnet or ./train, or a folder of run directories. The figures are
 chosen from what differs between the runs (see choose_dimensions), and
@@ -652,6 +655,39 @@ def default_target(runs):
     return int(95 * min(best)) / 100.0
 
 
+def fresh_folder(path):
+    """Makes a new folder at path, or at path-2, path-3, ... when that exists,
+    and returns it: a report's default folder is never an earlier one, even
+    for two reports begun in the same second."""
+    candidate, n = path, 2
+    while True:
+        try:
+            os.makedirs(candidate)
+            return candidate
+        except FileExistsError:
+            candidate, n = f"{path}-{n}", n + 1
+
+
+def claim_out(out):
+    """Takes a --out that is new or empty; one that holds anything is
+    refused, as ./simulate refuses it: a report never writes over a run, a
+    sweep or an earlier report."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise BadInput(f"--out {out}: a file, not a folder")
+    if os.path.isdir(out) and os.listdir(out):
+        raise BadInput(f"--out {out}: holds {run_directories.what_it_holds(out)}; a report never "
+                       "writes over anything: give another --out, or none for a new folder")
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
+def default_out(sweeps, loose, now):
+    """A new folder named by the time: in the sweep, for a report of one
+    sweep alone, else in runs/."""
+    parent = sweeps[0].path if len(sweeps) == 1 and not loose else "runs"
+    return fresh_folder(os.path.join(parent, "report-" + now.strftime("%Y%m%d-%H%M%S")))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="./report",
@@ -667,12 +703,15 @@ def main(argv=None):
                "varied number, where each task's time goes, test accuracy against time, and,\n"
                "for a simulated and a real run of the same scenario, both overlaid with the\n"
                "error of each figure.\n"
-               "Exit status: 0 done, 2 bad input (no runs, a path that is none).")
+               "A report never writes over anything: --out must be new or empty, and the\n"
+               "default folder is a new one each time (-2, -3, ... added within a second).\n"
+               "Exit status: 0 done, 2 bad input (no runs, a path that is none, an --out that\n"
+               "holds anything).")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="a sweep folder, a run directory, or a folder of run directories")
     parser.add_argument("--out", metavar="DIR",
-                        help="where report.md and figures/ go (default: SWEEP/report for one "
-                             "sweep, else runs/report-<time>)")
+                        help="where report.md and figures/ go: a new or empty folder (default: "
+                             "a new SWEEP/report-<time> for one sweep, else runs/report-<time>)")
     parser.add_argument("--target-accuracy", type=float, metavar="A",
                         help="the test accuracy of 'time to accuracy' (default: 95%% of the lowest"
                              " best accuracy of the runs)")
@@ -694,9 +733,8 @@ def main(argv=None):
             raise BadInput("no complete run under " + ", ".join(args.paths))
         if args.target_accuracy is not None and not 0 < args.target_accuracy <= 1:
             raise BadInput("--target-accuracy: give a fraction, e.g. 0.85")
-        out = args.out or (os.path.join(sweeps[0].path, "report") if len(sweeps) == 1 and not loose
-                           else os.path.join("runs", "report-" + datetime.datetime.now()
-                                             .strftime("%Y%m%d-%H%M%S")))
+        out = claim_out(args.out) if args.out else \
+            default_out(sweeps, loose, datetime.datetime.now())
         folder = os.path.join(out, "figures")
         os.makedirs(folder, exist_ok=True)
 

@@ -33,6 +33,20 @@ def write_atomically(path, text):
     os.replace(temporary, path)
 
 
+def what_it_holds(folder):
+    """What a folder holds, for the message that refuses to write into it."""
+    if os.path.isfile(os.path.join(folder, "summary.json")):
+        return "a run directory (summary.json)"
+    if os.path.isfile(os.path.join(folder, "sweep.json")):
+        return "a sweep (sweep.json)"
+    if os.path.isdir(os.path.join(folder, "checkpoints")):
+        return "checkpoints of a run"
+    if os.path.isfile(os.path.join(folder, "report.md")):
+        return "a report (report.md)"
+    names = sorted(os.listdir(folder))
+    return "files (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")"
+
+
 def shell_command(args):
     return " ".join(shell_quote(a) for a in args)
 

@@ -6,7 +6,10 @@ Every point is an ordinary run directory, DIR/runs/<point>/, made by
 ./simulate (several at once) or ./realnet --launch (one at a time, so that
 real runs do not share the CPUs). A point is done when its run directory is
 complete; a sweep run again skips the points already done, so an interrupted
-or partly failed sweep is finished by running the same command again.
+or partly failed sweep is finished by running the same command again. Nothing
+an earlier attempt left is written over: a point run again renames its
+earlier log (and any incomplete run directory) aside first. DIR must be new,
+empty, or this sweep's own.
 DIR/sweep.csv has one row per run: the varied values and the summary's
 figures. DIR/sweep.json records the sweep itself, for ./report.
 """
@@ -168,6 +171,28 @@ class Sweep:
     def done(self, point):
         return os.path.isfile(os.path.join(self.runs, point["name"], "summary.json"))
 
+    def set_aside_earlier(self, point):
+        """Renames what an earlier attempt at a point left, which running it
+        again would write over: its log (logs/<point>.log.1, .2, ...), and
+        its incomplete run directory, from a sweep killed before it could
+        clean up (runs/.<point>.partial.1, ...). Returns what and where."""
+        final = os.path.join(self.runs, point["name"])
+        partial = os.path.join(self.runs, "." + point["name"] + ".partial")
+        log = os.path.join(self.logs, point["name"] + ".log")
+        kept = []
+        # A point's folder without summary.json is no run that finished
+        # (points are renamed into place once complete): kept as a partial.
+        incomplete = "incomplete run directory"
+        for what, path, aside in (("log", log, log), (incomplete, partial, partial),
+                                  (incomplete, final, partial)):
+            if os.path.lexists(path):
+                n = 1
+                while os.path.lexists(f"{aside}.{n}"):
+                    n += 1
+                os.rename(path, f"{aside}.{n}")
+                kept.append((what, f"{aside}.{n}"))
+        return kept
+
     def run_point(self, point):
         """Runs one point; whatever goes wrong is this point's failure, not the sweep's."""
         try:
@@ -190,7 +215,6 @@ class Sweep:
         point interrupted or failed never looks done."""
         final = os.path.join(self.runs, point["name"])
         partial = os.path.join(self.runs, "." + point["name"] + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
         log_path = os.path.join(self.logs, point["name"] + ".log")
         args = self.arguments(point) + ["--out", partial]
         binary = self.binaries[self.args.backend]
@@ -217,7 +241,6 @@ class Sweep:
             return point, False, seconds, last_error(log_path, status)
         # The run directory names itself as --out PARTIAL; it is the final one.
         fix_recorded_out(partial, final)
-        shutil.rmtree(final, ignore_errors=True)
         os.rename(partial, final)
         return point, True, seconds, ""
 
@@ -244,8 +267,13 @@ class Sweep:
         }
         path = os.path.join(self.out, "sweep.json")
         if os.path.isfile(path):
-            with open(path) as f:
-                old = json.load(f)
+            try:
+                with open(path) as f:
+                    old = json.load(f)
+            except (OSError, ValueError) as e:
+                old = e
+            if not isinstance(old, dict):
+                raise BadInput(f"{path}: not a sweep.json that ./sweep wrote; give another --out")
             # The same sweep, perhaps with other values of its keys: a point
             # is named by its values, so the runs done stay valid.
             fixed = ("scenario", "backend", "set", "unset", "repeat", "fidelity")
@@ -286,16 +314,36 @@ class Sweep:
             writer.writerow({k: format_cell(row.get(k)) for k in columns})
         run_directories.write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
 
+    def claim_out(self):
+        """Makes the sweep's folder, or takes one that holds this sweep to go on
+        with it. Anything else there is refused, as ./simulate refuses an --out
+        that holds something: a sweep never writes into another folder."""
+        if os.path.lexists(self.out) and not os.path.isdir(self.out):
+            raise BadInput(f"--out {self.args.out}: a file, not a folder")
+        if os.path.isdir(self.out) and os.listdir(self.out) and \
+                not os.path.isfile(os.path.join(self.out, "sweep.json")):
+            what = run_directories.what_it_holds(self.out)
+            raise BadInput(f"--out {self.args.out}: holds {what}, not a sweep; "
+                           "a sweep never writes over it: give another --out")
+        os.makedirs(self.out, exist_ok=True)
+
     def run(self):
+        self.claim_out()
+        # sweep.json first: a sweep stopped at once still leaves a folder
+        # that the same command takes up again.
+        self.write_definition()
         os.makedirs(self.runs, exist_ok=True)
         os.makedirs(self.logs, exist_ok=True)
-        self.write_definition()
         pending = [p for p in self.points if not self.done(p)]
         skipped = len(self.points) - len(pending)
         total = len(self.points)
         say(f"sweep: {total} runs of {self.args.scenario} on {self.args.backend}"
             + (f", {skipped} already done" if skipped else "")
             + (f", {self.jobs()} at a time" if self.jobs() > 1 and pending else ""))
+        for point in pending:
+            for what, path in self.set_aside_earlier(point):
+                say(f"sweep: {point['name']}: an earlier attempt's {what} kept as "
+                    f"{readable_path(path)}")
         if self.args.backend == "simulate" and self.args.repeat > 1 and \
                 "seed" not in [k for k, _ in self.varies]:
             say("sweep: note: simulations are deterministic; repeats differ only if the seed does")
@@ -420,7 +468,8 @@ def main(argv=None):
                "list or mapping ([...] or {...}) do not split values. Varying strategy.name fits\n"
                "each point to its strategy: keys it does not take are dropped and cluster counts\n"
                "brought within its rule, with a note in the point's log.\n"
-               "Run again with the same arguments, a sweep skips the points already done.\n"
+               "Run again with the same arguments, a sweep skips the points already done;\n"
+               "a point run again keeps its earlier log as logs/POINT.log.1 (.2, ...).\n"
                "Exit status: 0 every run done, 1 a run failed (the others are kept), 2 bad input,\n"
                "130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the runs in flight are stopped).")
     parser.add_argument("scenario", help="scenario file (YAML)")
@@ -441,7 +490,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=0, metavar="T",
                         help="compute threads per run (default: CPUs / jobs; real tasks: 1)")
     parser.add_argument("--out", required=True, metavar="DIR",
-                        help="the sweep's folder: runs/, logs/, sweep.csv, sweep.json")
+                        help="the sweep's folder: runs/, logs/, sweep.csv, sweep.json; new, "
+                             "empty, or this sweep's own (any other is refused)")
     args = parser.parse_args(argv)
     try:
         if not args.vary:

@@ -32,8 +32,8 @@ SMALL_TAXI = ["--set", "data=synthetic-taxi:3000", "--set", "training.epochs=1",
               "--set", "training.eval_every=3"]
 
 
-def run(args, expect=0):
-    done = subprocess.run(args, cwd=SOURCE, capture_output=True, text=True)
+def run(args, expect=0, cwd=SOURCE):
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
     if done.returncode != expect:
         raise AssertionError(f"{' '.join(args)}: exit {done.returncode}, expected {expect}\n"
                              f"{done.stdout}\n{done.stderr}")
@@ -46,6 +46,25 @@ def sweep_command(*args):
 
 def report_command(*args):
     return [PYTHON, os.path.join(SOURCE, "reports", "report.py"), *args]
+
+
+def listing(folder):
+    """Every path under a folder with its bytes: what 'left as it was' compares."""
+    found = {}
+    for parent, _, files in os.walk(folder):
+        found[os.path.relpath(parent, folder)] = None
+        for name in files:
+            with open(os.path.join(parent, name), "rb") as f:
+                found[os.path.relpath(os.path.join(parent, name), folder)] = f.read()
+    return found
+
+
+def written_folder(output):
+    """The folder a report says it wrote report.md to."""
+    match = re.search(r"^wrote (.+)/report\.md and ", output, re.MULTILINE)
+    if not match:
+        raise AssertionError(f"no 'wrote .../report.md' in:\n{output}")
+    return match.group(1)
 
 
 def figure_names(report_md):
@@ -175,6 +194,42 @@ class SweepTest(Checks):
             self.assertIn("#0072b2", f.read().lower())
 
 
+    def test_report_never_writes_over_anything(self):
+        point = os.path.join(self.out, "runs", "strategy.name=allreduce,cluster.workers=2")
+        before = listing(point)
+        text = run(report_command(self.out, "--out", point), expect=2)
+        self.assertIn(f"--out {point}: holds a run directory (summary.json)", text)
+        self.assertEqual(listing(point), before)  # no report.md, no figures/
+        # Any folder that holds something, and a file, are refused alike.
+        other = os.path.join(self.work, "notes")
+        os.makedirs(other)
+        with open(os.path.join(other, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        self.assertIn(f"--out {other}: holds files (notes.txt)",
+                      run(report_command(self.out, "--out", other), expect=2))
+        self.assertEqual(listing(other), {".": None, "notes.txt": b"mine\n"})
+        self.assertIn("a file, not a folder",
+                      run(report_command(self.out, "--out", os.path.join(other, "notes.txt")),
+                          expect=2))
+
+    def test_report_default_is_a_new_folder_each_time(self):
+        first = written_folder(run(report_command(self.out)))
+        second = written_folder(run(report_command(self.out)))
+        self.assertNotEqual(first, second)
+        for folder in (first, second):
+            self.assertEqual(os.path.dirname(folder), self.out)
+            self.assertRegex(os.path.basename(folder), r"^report-\d{8}-\d{6}(-\d+)?$")
+            self.assertTrue(os.path.isfile(os.path.join(folder, "report.md")), folder)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "report")))
+        # Loose runs: a new runs/report-<time> where ./report is run.
+        here = os.path.join(self.work, "elsewhere")
+        os.makedirs(here)
+        point = os.path.join(self.out, "runs", "strategy.name=allreduce,cluster.workers=2")
+        loose = written_folder(run(report_command(point), cwd=here))
+        self.assertRegex(loose, r"^runs/report-\d{8}-\d{6}(-\d+)?$")
+        self.assertTrue(os.path.isfile(os.path.join(here, loose, "report.md")))
+
+
 class RealnetSweepTest(Checks):
     def test_real_points_run_one_at_a_time_and_repeat(self):
         work = tempfile.mkdtemp(prefix="distlab-real-sweep-")
@@ -236,6 +291,76 @@ class FailureTest(Checks):
         with open(os.path.join(self.work, "r", "report.md")) as f:
             self.assertIn("- `cluster.workers=0x`", f.read())
 
+    def test_sweep_refuses_an_out_that_is_no_sweep(self):
+        vary = ["scenarios/ps_4workers.yaml", "--vary", "cluster.workers=2", *SMALL_TAXI]
+        run_directory = os.path.join(self.work, "run")
+        os.makedirs(os.path.join(run_directory, "checkpoints"))
+        with open(os.path.join(run_directory, "summary.json"), "w") as f:
+            f.write("{}\n")
+        other = os.path.join(self.work, "other")
+        os.makedirs(other)
+        with open(os.path.join(other, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        for folder, holds in ((run_directory, "holds a run directory (summary.json)"),
+                              (other, "holds files (notes.txt)")):
+            before = listing(folder)
+            text = run(sweep_command(*vary, "--out", folder), expect=2)
+            self.assertIn(f"--out {folder}: {holds}, not a sweep", text)
+            self.assertIn("give another --out", text)
+            self.assertEqual(listing(folder), before)
+        self.assertIn("a file, not a folder",
+                      run(sweep_command(*vary, "--out", os.path.join(other, "notes.txt")),
+                          expect=2))
+        # A sweep.json that is not ./sweep's is refused with a line, not a traceback.
+        with open(os.path.join(other, "sweep.json"), "w") as f:
+            f.write("not JSON\n")
+        text = run(sweep_command(*vary, "--out", other), expect=2)
+        self.assertIn("not a sweep.json that ./sweep wrote", text)
+        self.assertNotIn("Traceback", text)
+
+    def test_a_point_run_again_keeps_what_its_earlier_attempt_left(self):
+        out = os.path.join(self.work, "s")
+        args = sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=0x",
+                             "--out", out)
+        run(args, expect=1)
+        log = os.path.join(out, "logs", "cluster.workers=0x.log")
+        with open(log) as f:
+            first_log = f.read()
+        self.assertIn("error:", first_log)
+        # What a sweep killed outright leaves: the point's hidden partial run
+        # directory; and a point folder without summary.json.
+        for folder in (".cluster.workers=0x.partial", "cluster.workers=0x"):
+            os.makedirs(os.path.join(out, "runs", folder))
+            with open(os.path.join(out, "runs", folder, "marker"), "w") as f:
+                f.write(folder)
+        text = run(args, expect=1)
+        self.assertIn("cluster.workers=0x: an earlier attempt's log kept as", text)
+        self.assertIn("cluster.workers=0x: an earlier attempt's incomplete run directory kept as",
+                      text)
+        with open(log + ".1") as f:
+            self.assertEqual(f.read(), first_log)
+        self.assertTrue(os.path.isfile(log))  # this attempt's own log
+        markers = set()
+        for n in (1, 2):
+            with open(os.path.join(out, "runs", f".cluster.workers=0x.partial.{n}",
+                                   "marker")) as f:
+                markers.add(f.read())
+        self.assertEqual(markers, {".cluster.workers=0x.partial", "cluster.workers=0x"})
+        # A third attempt: the second's log is kept too, the first's as it was.
+        run(args, expect=1)
+        with open(log + ".1") as f:
+            self.assertEqual(f.read(), first_log)
+        self.assertTrue(os.path.isfile(log + ".2"))
+
+    def test_a_new_folder_never_an_earlier_one(self):
+        base = os.path.join(self.work, "report-20261128-101500")
+        self.assertEqual([report.fresh_folder(base) for _ in range(3)],
+                         [base, base + "-2", base + "-3"])
+        with open(base + "-4", "w"):
+            pass  # a file of that name is passed over too
+        self.assertEqual(report.fresh_folder(base), base + "-5")
+        self.assertTrue(os.path.isdir(base + "-5"))
+
     def test_bad_input_exits_2_with_a_line(self):
         for args, message in (
                 (["scenarios/ps_4workers.yaml", "--out", self.work], "at least one --vary"),
@@ -252,10 +377,11 @@ class FailureTest(Checks):
     def test_help_explains_with_examples(self):
         sweep_help = run(sweep_command("--help"))
         for text in ("--vary KEY=V1,V2,...", "--backend", "--repeat", "--jobs", "Exit status",
-                     "skips the points already done"):
+                     "skips the points already done", "logs/POINT.log.1"):
             self.assertIn(text, sweep_help)
         report_help = run(report_command("--help"))
-        for text in ("--out", "--target-accuracy", "Examples:", "Exit status"):
+        for text in ("--out", "--target-accuracy", "Examples:", "Exit status",
+                     "SWEEP/report-<time>", "new or empty"):
             self.assertIn(text, report_help)
 
     def test_vary_values_and_point_names(self):
