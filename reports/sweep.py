@@ -415,11 +415,16 @@ def fix_recorded_out(partial, final):
     path = os.path.join(partial, "summary.json")
     with open(path) as f:
         summary = json.load(f)
-    command = summary.get("command")
-    if isinstance(command, str):
-        summary["command"] = command.replace(run_directories.shell_quote(partial),
-                                             run_directories.shell_quote(final))
-        run_directories.write_atomically(path, json.dumps(summary, indent=2) + "\n")
+    def fixed(command):
+        return command.replace(run_directories.shell_quote(partial),
+                               run_directories.shell_quote(final))
+    if isinstance(summary.get("command"), str):
+        summary["command"] = fixed(summary["command"])
+    # The run's segments (one, for a run of a sweep) record it too.
+    for segment in summary.get("segments") or []:
+        if isinstance(segment, dict) and isinstance(segment.get("command"), str):
+            segment["command"] = fixed(segment["command"])
+    run_directories.write_atomically(path, json.dumps(summary, indent=2) + "\n")
 
 
 def format_cell(value):

@@ -141,6 +141,8 @@ class SweepTest(Checks):
             self.assertIn(f"--set strategy.name={row['strategy.name']}",
                           summary.summary["command"])
             self.assertIn(os.path.join("runs", row["point"]), summary.summary["command"])
+            self.assertEqual([s["command"] for s in summary.summary["segments"]],
+                             [summary.summary["command"]])
             # The scenario as it ran: this point's values applied.
             self.assertIn(f"workers: {row['cluster.workers']}", summary.scenario_text())
         # Switching an async-PS scenario to all-reduce dropped its PS, with a note.
