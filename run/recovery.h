@@ -89,8 +89,9 @@ class RecoveryPolicy {
 
   // `task` died of `cause` at `at` on the run's clock. `died_in_step` says
   // whether it was inside a step (none: the backend cannot tell, and a
-  // rejoin counts the step it may have been in). Records the failure
-  // (but for kGiveUp) and says what to do.
+  // rejoin counts the step it may have been in; ./realnet measures it
+  // afterwards from its tasks' records, run/task_lives.h). Records the
+  // failure (but for kGiveUp) and says what to do.
   Recovery on_failure(int task, const std::string& cause, double at,
                       std::optional<bool> died_in_step);
   // A rollback's tasks start again from `restored_step` (0 without a

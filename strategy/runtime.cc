@@ -347,6 +347,8 @@ void Runtime::begin_step(int64_t step) {
   step_.emplace();
   step_->step = step;
   step_->start = now();
+  examples_at_step_start_ = log_.examples;
+  if (step_observer_) step_observer_->began(step);
 }
 
 void Runtime::end_step(double loss, int64_t staleness) {
@@ -359,6 +361,7 @@ void Runtime::end_step(double loss, int64_t staleness) {
   step_->loss = loss;
   step_->staleness = staleness;
   log_.steps.push_back(*step_);
+  if (step_observer_) step_observer_->ended(*step_, log_.examples - examples_at_step_start_);
   step_.reset();
 }
 

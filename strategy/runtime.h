@@ -121,6 +121,17 @@ class Runtime {
   // the process).
   void set_step_hook(std::function<void(int64_t step)> hook) { step_hook_ = std::move(hook); }
   bool in_step() const { return step_.has_value(); }
+  // Told of each step as it begins (after the step hook: a step whose fault
+  // strikes as it begins was never begun) and as it ends, with the examples
+  // trained on in it: where a backend keeps its records as the task goes,
+  // so that a task killed mid-run leaves its finished steps behind.
+  class StepObserver {
+   public:
+    virtual ~StepObserver() = default;
+    virtual void began(int64_t step) = 0;
+    virtual void ended(const StepRecord& record, int64_t examples) = 0;
+  };
+  void set_step_observer(StepObserver* observer) { step_observer_ = observer; }
   const ClusterSpec& cluster() const { return cluster_; }
   Fidelity fidelity() const { return fidelity_; }
   bool full_fidelity() const { return fidelity_ == Fidelity::kFull; }
@@ -295,6 +306,8 @@ class Runtime {
   bool rejoining_ = false;
   int devices_ = 1;
   std::function<void(int64_t)> step_hook_;
+  StepObserver* step_observer_ = nullptr;
+  int64_t examples_at_step_start_ = 0;  // log_.examples as the step began
 };
 
 }  // namespace distlab::strategy

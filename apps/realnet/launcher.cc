@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "run/recovery.h"
 #include "run/run_assembly.h"
 #include "run/run_files.h"
+#include "run/task_lives.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 
@@ -98,6 +100,7 @@ class Launcher {
 
   // The end.
   int report_failure();
+  std::vector<std::map<uint32_t, run::LifeRecords>> recorded_lives() const;
   void write_run_directory();
 
   LaunchOptions o_;
@@ -119,6 +122,9 @@ class Launcher {
   std::string failed_;  // the task whose error ended the run
   // Tasks that died once nothing of the run needed them but their report.
   std::vector<run::MissingReport> missing_;
+  // Every task's life as each failure struck (the policy's failures, in
+  // order): which lives' records tell what the failure cost.
+  std::vector<std::vector<uint32_t>> lives_at_failure_;
   bool recovering_ = false;   // a failure's recovery not yet measured
   int recovering_task_ = -1;  // a rejoining task, whose reconnection ends it
 };
@@ -390,7 +396,9 @@ bool Launcher::recover(int t) {
   }
   const std::string cause = dead.cause.empty() ? dead.how_it_ended() : dead.cause;
   const double at = dead.killed_at >= 0 ? dead.killed_at : now();
-  switch (policy_.on_failure(t, cause, at, std::nullopt)) {
+  const run::Recovery recovery = policy_.on_failure(t, cause, at, std::nullopt);
+  if (recovery != run::Recovery::kGiveUp) lives_at_failure_.push_back(incarnations_);
+  switch (recovery) {
     case run::Recovery::kGiveUp:
       say(dead.name() + ": " + policy_.give_up_reason(cause));
       failed_ = dead.name();
@@ -461,7 +469,18 @@ int Launcher::report_failure() {
   return kExitFailure;
 }
 
-// The run directory from the tasks' reports, in ./simulate's schema.
+// What every life of every task recorded as it went, in its task folder.
+std::vector<std::map<uint32_t, run::LifeRecords>> Launcher::recorded_lives() const {
+  std::vector<std::map<uint32_t, run::LifeRecords>> lives;
+  for (int t = 0; t < spec_.task_count(); ++t) {
+    lives.push_back(run::read_lives(run::task_folder(out_.path, spec_.task_at(t))));
+  }
+  return lives;
+}
+
+// The run directory from the tasks' reports, in ./simulate's schema. Each
+// report holds every life of its task (run/task_lives.h); what each failure
+// cost is measured from the lives' records.
 void Launcher::write_run_directory() {
   std::vector<run::TaskReport> gathered;
   for (int t = 0; t < spec_.task_count(); ++t) {
@@ -486,6 +505,7 @@ void Launcher::write_run_directory() {
       .missing_reports = missing_,
       .model_bytes = static_cast<uint64_t>(layout_.parameter_floats()) * sizeof(float),
       .provenance = o_.provenance};
+  run::measure_failures(assembly.failures, lives_at_failure_, recorded_lives(), spec_);
   if (started_from_) {
     assembly.resumed_from =
         run::ResumedFrom{.path = started_from_->path, .step = started_from_->info.step};

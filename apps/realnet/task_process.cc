@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 
 #include "apps/realnet/real_scenario.h"
 #include "common/error.h"
@@ -20,6 +21,7 @@
 #include "run/report_exchange.h"
 #include "run/run_assembly.h"
 #include "run/run_files.h"
+#include "run/task_lives.h"
 #include "run/task_report.h"
 #include "run/training_inputs.h"
 #include "strategy/strategies.h"
@@ -90,6 +92,8 @@ class TaskProcess {
   void prepare_setup();
   net::TcpOptions tcp_options() const;
   void prepare_restarts(net::TcpRuntime& runtime) const;
+  void record_steps(net::TcpRuntime& runtime);
+  void add_earlier_lives(strategy::TaskLog& log, uint32_t life) const;
   run::TaskReport train(net::TcpRuntime& runtime);
   run::TaskReport train_or_tell_peers(net::TcpRuntime& runtime);
   [[noreturn]] static void crash(const std::string& when);
@@ -110,6 +114,9 @@ class TaskProcess {
   // tasks bring their reports to the chief, which writes the run directory.
   const bool gathering_;
   const run::OutDirectory run_directory_;
+  // This life's steps as they finish, in its task folder ("" for none).
+  std::string task_folder_;
+  std::unique_ptr<run::LifeRecorder> recorder_;
 };
 
 TaskProcess::TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment& assignment,
@@ -135,6 +142,7 @@ int TaskProcess::run() {
     std::printf("@connected\n");  // for the launcher: a restarted task runs again
     std::fflush(stdout);
   }
+  record_steps(runtime);
   const run::TaskReport report = train_or_tell_peers(runtime);
   if (o_.crash_before_report) crash("report");
   std::string kept;  // where a task other than the chief keeps its report
@@ -237,6 +245,31 @@ void TaskProcess::prepare_restarts(net::TcpRuntime& runtime) const {
   }
 }
 
+// This life's steps, appended to its file in the task folder as they
+// finish (run/task_lives.h), so that a kill -9 loses at most the step in
+// flight. Only once connected: a --role chief claims its run directory
+// before it connects, and must find it empty when other tasks on its
+// machine share its --out. A task without a run directory (a --role task
+// given no --out) records nothing: it would have nowhere to find them.
+void TaskProcess::record_steps(net::TcpRuntime& runtime) {
+  if (run_directory_.path.empty()) return;
+  task_folder_ = run::task_folder(run_directory_.path, assignment_.self);
+  recorder_ = std::make_unique<run::LifeRecorder>(
+      run::life_file(task_folder_, runtime.incarnation()), assignment_.self);
+  runtime.set_step_observer(recorder_.get());
+}
+
+// The lives of this task before `life`, as they recorded them: the report
+// holds every life, as the simulator's log does.
+void TaskProcess::add_earlier_lives(strategy::TaskLog& log, uint32_t life) const {
+  if (task_folder_.empty()) return;
+  std::vector<run::LifeRecords> earlier;
+  for (auto& [number, records] : run::read_lives(task_folder_)) {
+    if (number < life) earlier.push_back(std::move(records));
+  }
+  run::add_earlier_lives(log, earlier);
+}
+
 // A crash, as a failing machine has it: no goodbye, no report. "@crash
 // WHEN" first, for the launcher.
 void TaskProcess::crash(const std::string& when) {
@@ -254,6 +287,7 @@ run::TaskReport TaskProcess::train(net::TcpRuntime& runtime) {
   report.log = runtime.take_log();
   report.log.host = assignment_.cluster.of(assignment_.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
+  add_earlier_lives(report.log, runtime.incarnation());
   return report;
 }
 

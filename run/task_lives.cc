@@ -1,0 +1,334 @@
+#include "run/task_lives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "common/error.h"
+#include "run/run_files.h"
+
+namespace distlab::run {
+
+namespace fs = std::filesystem;
+using strategy::StepRecord;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// task, step, start ... input_seconds: the cells before the phases.
+constexpr std::size_t kLeadingCells = 13;
+constexpr std::size_t kCells = kLeadingCells + 2 * strategy::kPhases + 1;
+
+// steps.csv's cell: the shortest text that reads back as the same double;
+// empty if not finite.
+std::string cell(double x) {
+  return std::isfinite(x) ? fmt::format("{}", x) : std::string();
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', from);
+    cells.push_back(line.substr(from, comma == std::string::npos ? comma : comma - from));
+    if (comma == std::string::npos) return cells;
+    from = comma + 1;
+  }
+}
+
+// Reads the cells of one row, naming the file and line of a bad one.
+class RowReader {
+ public:
+  RowReader(const std::string& source, std::size_t line, std::vector<std::string> cells)
+      : source_(source), line_(line), cells_(std::move(cells)) {}
+
+  double real(std::size_t i) const {
+    const std::string& text = cells_.at(i);
+    if (text.empty()) return kNaN;
+    errno = 0;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (errno != 0 || end != text.c_str() + text.size()) bad(i);
+    return value;
+  }
+
+  int64_t whole(std::size_t i, int64_t if_empty = 0) const {
+    const std::string& text = cells_.at(i);
+    if (text.empty()) return if_empty;
+    errno = 0;
+    char* end = nullptr;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (errno != 0 || end != text.c_str() + text.size()) bad(i);
+    return value;
+  }
+
+ private:
+  [[noreturn]] void bad(std::size_t i) const {
+    throw DataError(
+        source_, fmt::format("line {}: cell {}: not a number: '{}'", line_, i + 1, cells_.at(i)));
+  }
+
+  const std::string& source_;
+  std::size_t line_;
+  std::vector<std::string> cells_;
+};
+
+// The life a file's name gives: steps-<life>.csv; none for another name.
+std::optional<uint32_t> life_of(const std::string& name) {
+  constexpr std::string_view kPrefix = "steps-", kSuffix = ".csv";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+      !name.ends_with(kSuffix)) {
+    return std::nullopt;
+  }
+  const std::string digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      digits.size() > 9) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(std::stoul(digits));
+}
+
+const LifeRecords* find_life(const std::map<uint32_t, LifeRecords>& lives, uint32_t life) {
+  const auto it = lives.find(life);
+  return it == lives.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+std::string task_folder(const std::string& run_directory, strategy::TaskId task) {
+  return (fs::path(run_directory) / "tasks" /
+          fmt::format("{}-{}", strategy::role_name(task.role), task.index))
+      .string();
+}
+
+std::string life_file(const std::string& task_folder, uint32_t life) {
+  return (fs::path(task_folder) / fmt::format("steps-{}.csv", life)).string();
+}
+
+std::string life_file_header() {
+  return steps_csv_header() + ",examples";
+}
+
+std::string life_row_begun(strategy::TaskId task, int64_t step) {
+  return fmt::format("{},{},", strategy::task_name(task), step);
+}
+
+// The cells after the step, as steps.csv writes them (run_files.cc; a test
+// holds the two to the same text), then the examples.
+std::string life_row_ended(const StepRecord& s, int64_t examples) {
+  std::string out = fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{}", cell(s.start), cell(s.end), cell(s.compute_seconds),
+      cell(s.communication_seconds), cell(s.waiting_seconds), cell(s.checkpoint_seconds),
+      s.bytes_sent, s.bytes_received, s.staleness < 0 ? std::string() : std::to_string(s.staleness),
+      cell(s.loss), cell(s.input_seconds));
+  for (const double seconds : s.phases)
+    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+  for (const double seconds : s.phase_cpu)
+    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+  fmt::format_to(std::back_inserter(out), ",{}\n", examples);
+  return out;
+}
+
+LifeRecords parse_life_records(const std::string& text, const std::string& source) {
+  LifeRecords records;
+  std::size_t from = 0;
+  std::size_t line_number = 0;
+  while (from < text.size()) {
+    const std::size_t newline = text.find('\n', from);
+    const bool complete = newline != std::string::npos;
+    const std::string line = text.substr(from, complete ? newline - from : std::string::npos);
+    from = complete ? newline + 1 : text.size();
+    ++line_number;
+    if (line_number == 1) {
+      // A header cut short: the life was killed as it began.
+      if (!complete) return records;
+      if (line != life_file_header()) {
+        throw DataError(source,
+                        "not a task's life file as this version writes them (its "
+                        "first line is not steps.csv's columns and examples)");
+      }
+      continue;
+    }
+    std::vector<std::string> cells = split(line);
+    if (!complete) {
+      // The step the life was in: its task and step were written as it
+      // began (the step's cell ends with its comma).
+      if (cells.size() >= 3) {
+        records.unfinished = RowReader(source, line_number, std::move(cells)).whole(1);
+      }
+      break;
+    }
+    if (cells.size() != kCells) {
+      throw DataError(source,
+                      fmt::format("line {}: {} cells, not {}", line_number, cells.size(), kCells));
+    }
+    const RowReader row(source, line_number, std::move(cells));
+    StepRecord s{.step = row.whole(1),
+                 .start = row.real(2),
+                 .end = row.real(3),
+                 .compute_seconds = row.real(4),
+                 .communication_seconds = row.real(5),
+                 .waiting_seconds = row.real(6),
+                 .checkpoint_seconds = row.real(7),
+                 .input_seconds = row.real(12),
+                 .bytes_sent = static_cast<uint64_t>(row.whole(8)),
+                 .bytes_received = static_cast<uint64_t>(row.whole(9)),
+                 .staleness = row.whole(10, -1),
+                 .loss = row.real(11)};
+    for (int p = 0; p < strategy::kPhases; ++p) {
+      s.phases[p] = row.real(kLeadingCells + static_cast<std::size_t>(p));
+      s.phase_cpu[p] = row.real(kLeadingCells + strategy::kPhases + static_cast<std::size_t>(p));
+    }
+    records.examples += row.whole(kCells - 1);
+    records.steps.push_back(s);
+  }
+  return records;
+}
+
+std::map<uint32_t, LifeRecords> read_lives(const std::string& task_folder) {
+  std::map<uint32_t, LifeRecords> lives;
+  std::error_code error;
+  if (!fs::is_directory(task_folder, error)) return lives;
+  for (const fs::directory_entry& entry : fs::directory_iterator(task_folder)) {
+    const std::optional<uint32_t> life = life_of(entry.path().filename().string());
+    if (!life || !entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw Error(entry.path().string() + ": cannot read it");
+    lives.emplace(*life, parse_life_records(text.str(), entry.path().string()));
+  }
+  return lives;
+}
+
+void add_earlier_lives(strategy::TaskLog& last, const std::vector<LifeRecords>& earlier) {
+  std::vector<StepRecord> steps;
+  for (const LifeRecords& life : earlier) {
+    steps.insert(steps.end(), life.steps.begin(), life.steps.end());
+    last.examples += life.examples;
+    for (const StepRecord& s : life.steps) {
+      last.compute_seconds += s.compute_seconds;
+      last.communication_seconds += s.communication_seconds;
+      last.waiting_seconds += s.waiting_seconds;
+      last.checkpoint_seconds += s.checkpoint_seconds;
+      last.input_seconds += s.input_seconds;
+      last.bytes_sent += s.bytes_sent;
+      last.bytes_received += s.bytes_received;
+      for (int p = 0; p < strategy::kPhases; ++p) {
+        last.phases[p] += s.phases[p];
+        last.phase_cpu[p] += s.phase_cpu[p];
+      }
+    }
+  }
+  steps.insert(steps.end(), std::make_move_iterator(last.steps.begin()),
+               std::make_move_iterator(last.steps.end()));
+  last.steps = std::move(steps);
+}
+
+int64_t rollback_lost_steps(const LifeRecords& chief_life, int64_t restored_step) {
+  return std::count_if(chief_life.steps.begin(), chief_life.steps.end(),
+                       [&](const StepRecord& s) { return s.step >= restored_step; });
+}
+
+int64_t rejoin_lost_steps(const LifeRecords& dead, const LifeRecords* next) {
+  if (next == nullptr || next->steps.empty()) return dead.unfinished ? 1 : 0;
+  const int64_t went_on_from = next->steps.front().step;
+  int64_t lost = std::count_if(dead.steps.begin(), dead.steps.end(),
+                               [&](const StepRecord& s) { return s.step >= went_on_from; });
+  if (dead.unfinished && *dead.unfinished >= went_on_from) ++lost;
+  return lost;
+}
+
+std::optional<double> first_step_start(const std::vector<const LifeRecords*>& lives) {
+  std::optional<double> first;
+  for (const LifeRecords* life : lives) {
+    if (life == nullptr || life->steps.empty()) continue;
+    const double start = life->steps.front().start;
+    if (!first || start < *first) first = start;
+  }
+  return first;
+}
+
+void measure_failures(std::vector<Failure>& failures,
+                      const std::vector<std::vector<uint32_t>>& lives_at_failure,
+                      const std::vector<std::map<uint32_t, LifeRecords>>& lives,
+                      const strategy::ClusterSpec& cluster) {
+  if (lives_at_failure.size() != failures.size()) {
+    throw Error(
+        fmt::format("{} failures, but the lives of {}", failures.size(), lives_at_failure.size()));
+  }
+  const auto task_count = static_cast<std::size_t>(cluster.task_count());
+  if (lives.size() != task_count) {
+    throw Error(fmt::format("a run of {} tasks given the lives of {}", task_count, lives.size()));
+  }
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    Failure& failure = failures[k];
+    const std::vector<uint32_t>& at = lives_at_failure[k];
+    if (at.size() != task_count) throw Error("a failure's lives are not one per task");
+    std::vector<const LifeRecords*> next_lives;
+    if (failure.recovery == "rejoin") {
+      std::size_t t = 0;
+      while (t < task_count &&
+             strategy::task_name(cluster.task_at(static_cast<int>(t))) != failure.task) {
+        ++t;
+      }
+      if (t == task_count) throw Error("a failure of " + failure.task + ", not a task of the run");
+      const LifeRecords* dead = find_life(lives[t], at[t]);
+      const LifeRecords* next = find_life(lives[t], at[t] + 1);
+      failure.lost_steps = rejoin_lost_steps(dead != nullptr ? *dead : LifeRecords{}, next);
+      next_lives.push_back(next);
+    } else {
+      if (cluster.replicas() > 0) {
+        const auto chief = static_cast<std::size_t>(cluster.ordinal(cluster.replica(0)));
+        const LifeRecords* ended = find_life(lives[chief], at[chief]);
+        failure.lost_steps =
+            rollback_lost_steps(ended != nullptr ? *ended : LifeRecords{}, failure.restored_step);
+      }
+      for (std::size_t t = 0; t < task_count; ++t)
+        next_lives.push_back(find_life(lives[t], at[t] + 1));
+    }
+    if (const std::optional<double> start = first_step_start(next_lives)) {
+      failure.recovery_seconds = std::max(0.0, *start - failure.at);
+    }
+  }
+}
+
+LifeRecorder::LifeRecorder(const std::string& path, strategy::TaskId task)
+    : path_(path), task_(task) {
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  file_ = std::fopen(path.c_str(), "w");
+  if (file_ == nullptr) {
+    throw Error(path + ": cannot record the task's steps: " + std::strerror(errno));
+  }
+  write(life_file_header() + "\n");
+}
+
+LifeRecorder::~LifeRecorder() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void LifeRecorder::began(int64_t step) {
+  write(life_row_begun(task_, step));
+}
+
+void LifeRecorder::ended(const StepRecord& record, int64_t examples) {
+  write(life_row_ended(record, examples));
+}
+
+void LifeRecorder::write(const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
+    throw Error(path_ + ": cannot record the task's steps: " + std::strerror(errno));
+  }
+}
+
+}  // namespace distlab::run
