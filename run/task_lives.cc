@@ -114,6 +114,12 @@ std::string life_file(const std::string& task_folder, uint32_t life) {
   return (fs::path(task_folder) / fmt::format("steps-{}.csv", life)).string();
 }
 
+uint32_t unused_life(const std::string& task_folder, uint32_t incarnation) {
+  uint32_t life = incarnation;
+  while (fs::exists(life_file(task_folder, life))) ++life;
+  return life;
+}
+
 std::string life_file_header() {
   return steps_csv_header() + ",examples";
 }

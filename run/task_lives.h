@@ -37,6 +37,11 @@ namespace distlab::run {
 std::string task_folder(const std::string& run_directory, strategy::TaskId task);
 // steps-<life>.csv in a task folder.
 std::string life_file(const std::string& task_folder, uint32_t life);
+// The life a task starting as `incarnation` records as: that number, or,
+// when its file exists already, the next one free. A task a platform
+// restarts with the same command line (./realnet --role) knows no
+// incarnation of its own, and its earlier lives' files must stay.
+uint32_t unused_life(const std::string& task_folder, uint32_t incarnation);
 
 // A life file's first line: steps.csv's columns, then "examples".
 std::string life_file_header();

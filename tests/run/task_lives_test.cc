@@ -345,3 +345,15 @@ TEST_CASE("A run's failures are measured from the lives their recoveries ended a
     CHECK_THROWS_AS(measure_failures(failures, {{0, 0, 0}, {0, 1}}, lives, cluster), Error);
   }
 }
+
+TEST_CASE("A life whose file exists already records as the next life: none is written over") {
+  TempDir dir;
+  const std::string folder = task_folder(dir.path.string(), TaskId{Role::kChief, 0});
+  CHECK(unused_life(folder, 0) == 0);
+  CHECK(unused_life(folder, 2) == 2);
+  std::filesystem::create_directories(folder);
+  std::ofstream(life_file(folder, 0)) << life_file_header() << "\n";
+  std::ofstream(life_file(folder, 1)) << life_file_header() << "\n";
+  CHECK(unused_life(folder, 0) == 2);  // restarted with the same command line
+  CHECK(unused_life(folder, 3) == 3);
+}
