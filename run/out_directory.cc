@@ -119,8 +119,18 @@ std::string unused_directory(const std::string& dir) {
   return candidate;
 }
 
+// A run that began in `dir` and has not finished: it left only its task
+// folder and checkpoints.
+bool unfinished_run(const fs::path& dir) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || (name != "tasks" && name != "checkpoints")) return false;
+  }
+  return true;
+}
+
 OutDirectory claim_out_directory(const std::string& out, const std::string& resume,
-                                 std::string_view backend) {
+                                 std::string_view backend, Restarts restarted) {
   const fs::path dir(out);
   OutDirectory claimed{.path = out};
   std::error_code error;
@@ -129,7 +139,9 @@ OutDirectory claim_out_directory(const std::string& out, const std::string& resu
       throw InputError(fmt::format("--out {}: a file, not a folder", out));
     }
     if (holds_anything(dir)) {
-      if (resume.empty() || !same_folder(dir, resumed_run_directory(resume))) {
+      const bool resumed = !resume.empty() && same_folder(dir, resumed_run_directory(resume));
+      if (!resumed && restarted == Restarts::kPlatform && unfinished_run(dir)) return claimed;
+      if (!resumed) {
         throw InputError(fmt::format(
             "--out {}: holds {}; a run directory is never overwritten: give another --out{}", out,
             what_it_holds(dir),

@@ -34,8 +34,15 @@ std::string resumed_run_directory(const std::string& resume);
 // wrote. Before a continued run starts, the files its new segment writes
 // afresh (the task folder, tasks/) go to segments/<n>/, so that nothing of
 // the earlier segment is written over.
+//
+// `restarted`: whether the command may be a restart, by the platform, of a
+// run's task that writes the run directory (a ./realnet --role chief). A
+// platform starts it again with the same command line, so its --out then
+// holds the same run unfinished (its task folder and checkpoints, no
+// summary.json), which its new life goes on writing.
+enum class Restarts { kNo, kPlatform };
 OutDirectory claim_out_directory(const std::string& out, const std::string& resume,
-                                 std::string_view backend);
+                                 std::string_view backend, Restarts restarted = Restarts::kNo);
 
 // `dir` if nothing is there yet, else the first of dir-2, dir-3, ... that
 // is free: a default run directory (named by the second it began) of a

@@ -117,6 +117,7 @@ class TaskProcess {
   // This life's steps as they finish, in its task folder ("" for none).
   std::string task_folder_;
   std::unique_ptr<run::LifeRecorder> recorder_;
+  uint32_t life_ = 0;  // the life it records as (run::unused_life)
 };
 
 TaskProcess::TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment& assignment,
@@ -171,8 +172,9 @@ int TaskProcess::run() {
 // --out; else the chief's default, when it writes a run directory or
 // checkpoints. A chief that writes the run directory claims it
 // (run/out_directory.h): a --role chief never writes over an earlier run,
-// and continues the one it resumes in place. Under --launch the launcher
-// has claimed it.
+// continues the one it resumes in place, and, restarted by its platform,
+// goes on with the unfinished run its earlier life began. Under --launch
+// the launcher has claimed it.
 run::OutDirectory TaskProcess::run_directory() const {
   std::string out = o_.out;
   if (out.empty() && chief_ && (gathering_ || scenario_.checkpoint.enabled())) {
@@ -180,7 +182,7 @@ run::OutDirectory TaskProcess::run_directory() const {
         run::default_run_directory("runs", scenario_.name, std::time(nullptr)));
   }
   if (!chief_ || !gathering_) return run::OutDirectory{.path = out};
-  return run::claim_out_directory(out, o_.resume, "realnet");
+  return run::claim_out_directory(out, o_.resume, "realnet", run::Restarts::kPlatform);
 }
 
 // The checkpoints (the chief reads the one to resume from), and the
@@ -254,8 +256,9 @@ void TaskProcess::prepare_restarts(net::TcpRuntime& runtime) const {
 void TaskProcess::record_steps(net::TcpRuntime& runtime) {
   if (run_directory_.path.empty()) return;
   task_folder_ = run::task_folder(run_directory_.path, assignment_.self);
-  recorder_ = std::make_unique<run::LifeRecorder>(
-      run::life_file(task_folder_, runtime.incarnation()), assignment_.self);
+  life_ = run::unused_life(task_folder_, runtime.incarnation());
+  recorder_ =
+      std::make_unique<run::LifeRecorder>(run::life_file(task_folder_, life_), assignment_.self);
   runtime.set_step_observer(recorder_.get());
 }
 
@@ -287,7 +290,7 @@ run::TaskReport TaskProcess::train(net::TcpRuntime& runtime) {
   report.log = runtime.take_log();
   report.log.host = assignment_.cluster.of(assignment_.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
-  add_earlier_lives(report.log, runtime.incarnation());
+  add_earlier_lives(report.log, life_);
   return report;
 }
 

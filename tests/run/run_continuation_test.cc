@@ -313,6 +313,24 @@ TEST_CASE("a damaged earlier record is refused before the run, and after it noth
   CHECK(lines(run / "segments" / "2" / "steps.csv") == 1 + 14);
 }
 
+TEST_CASE("a chief its platform restarts goes on in the unfinished run it began, no other") {
+  using distlab::run::Restarts;
+  TempDir dir;
+  const fs::path run = dir.path / "a";
+  write(run / "checkpoints" / "step-000000004.safetensors", "weights");
+  write(run / "tasks" / "chief-0" / "steps-0.csv", "task,step\n");
+  const auto claimed =
+      distlab::run::claim_out_directory(run.string(), "", "realnet", Restarts::kPlatform);
+  CHECK_FALSE(claimed.continued);
+  CHECK(fs::exists(run / "tasks" / "chief-0" / "steps-0.csv"));  // where its new life adds
+  // Not as a command started by hand, and not over a finished run.
+  CHECK_THROWS_AS(distlab::run::claim_out_directory(run.string(), "", "realnet"), InputError);
+  write(run / "summary.json", "{}");
+  CHECK_THROWS_AS(
+      distlab::run::claim_out_directory(run.string(), "", "realnet", Restarts::kPlatform),
+      InputError);
+}
+
 TEST_CASE("a resumed run that never finished has no segment to continue") {
   TempDir dir;
   const fs::path run = dir.path / "a";
