@@ -16,40 +16,19 @@
 #include "run/run_reader.h"
 #include "run/run_segments.h"
 #include "tests/run/sample_run.h"
+#include "tests/support/temp_files.h"
 
 namespace {
+
+using distlab::test::read;
+using distlab::test::TempDir;
+using distlab::test::write;
 
 namespace fs = std::filesystem;
 using distlab::InputError;
 using distlab::run::RunResult;
 using distlab::test::three_tasks;
 using nlohmann::json;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "distlab-continuation-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
 
 int lines(const fs::path& path) {
   std::ifstream in(path);

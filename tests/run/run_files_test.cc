@@ -16,8 +16,13 @@
 
 #include "common/error.h"
 #include "tests/run/sample_run.h"
+#include "tests/support/temp_files.h"
 
 namespace {
+
+using distlab::test::read;
+using distlab::test::TempDir;
+using distlab::test::write;
 
 using distlab::run::RunResult;
 using distlab::strategy::index_of;
@@ -32,29 +37,6 @@ using distlab::test::three_tasks;
 using nlohmann::json;
 
 const double kNaN = std::nan("");
-
-// A directory under /tmp, removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "distlab-run-files-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;

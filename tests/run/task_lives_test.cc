@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "run/run_files.h"
 #include "tests/run/sample_run.h"
+#include "tests/support/temp_files.h"
 
 using namespace distlab;
 using namespace distlab::run;
@@ -28,33 +29,11 @@ using strategy::TaskId;
 
 namespace {
 
+using distlab::test::read;
+using distlab::test::TempDir;
+using distlab::test::write;
+
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "distlab-task-lives-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
 
 StepRecord step(int64_t n, double start, double end) {
   StepRecord s{.step = n,
