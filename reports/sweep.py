@@ -290,14 +290,25 @@ class Sweep:
         run_directories.write_atomically(path, json.dumps(definition, indent=2) + "\n")
 
     def write_csv(self, failures):
+        """Writes sweep.csv; returns the points whose run directory is there
+        but cannot be read (a damaged summary.json), each with its error."""
         keys = [k for k, _ in self.varies]
         rows = []
+        damaged = {}
         for point in self.points:
             row = {"point": point["name"], "repeat": point["repeat"]}
             row.update({f"vary:{k}" if k in RESERVED else k: v for k, v in point["values"]})
             summary_path = os.path.join(self.runs, point["name"], "summary.json")
             if os.path.isfile(summary_path):
-                run = run_directories.load_run(os.path.dirname(summary_path))
+                try:
+                    run = run_directories.load_run(os.path.dirname(summary_path))
+                except run_directories.NotARun as e:
+                    # Not run again over it: what is left of it may matter.
+                    row["status"] = "damaged"
+                    row["error"] = damaged[point["name"]] = \
+                        f"{e}; move its run directory away to run the point again"
+                    rows.append(row)
+                    continue
                 row["status"] = "done"
                 for column in SUMMARY_COLUMNS:
                     row[summary_column(column, keys)] = run.figure(column)
@@ -313,6 +324,7 @@ class Sweep:
         for row in rows:
             writer.writerow({k: format_cell(row.get(k)) for k in columns})
         run_directories.write_atomically(os.path.join(self.out, "sweep.csv"), buffer.getvalue())
+        return damaged
 
     def claim_out(self):
         """Makes the sweep's folder, or takes one that holds this sweep to go on
@@ -379,7 +391,7 @@ class Sweep:
                 say("sweep: interrupted; the points done are kept, run the same command to go on")
                 self.write_csv(failures)
                 raise
-        self.write_csv(failures)
+        failures.update(self.write_csv(failures))
         say(f"wrote {os.path.join(self.args.out, 'sweep.csv')} and "
             f"{os.path.join(self.args.out, 'runs')}/ ({total - len(failures)} of {total} runs done)")
         if failures:

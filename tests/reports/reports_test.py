@@ -354,6 +354,26 @@ class FailureTest(Checks):
             self.assertEqual(f.read(), first_log)
         self.assertTrue(os.path.isfile(log + ".2"))
 
+    def test_a_damaged_point_is_named_not_a_traceback(self):
+        out = os.path.join(self.work, "s")
+        args = sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=0x",
+                             "--out", out)
+        run(args, expect=1)
+        # A point whose run directory holds a summary.json that is not one.
+        point = os.path.join(out, "runs", "cluster.workers=0x")
+        os.makedirs(point)
+        with open(os.path.join(point, "summary.json"), "w") as f:
+            f.write("{not json")
+        text = run(args, expect=1)
+        self.assertNotIn("Traceback", text)
+        self.assertIn("1 of 1 runs failed: cluster.workers=0x", text)
+        with open(os.path.join(out, "sweep.csv")) as f:
+            row = next(csv.DictReader(f))
+        self.assertEqual(row["status"], "damaged")
+        self.assertIn("summary.json: not JSON", row["error"])
+        with open(os.path.join(point, "summary.json")) as f:
+            self.assertEqual(f.read(), "{not json")  # left as it was
+
     def test_a_new_folder_never_an_earlier_one(self):
         base = os.path.join(self.work, "report-20261128-101500")
         self.assertEqual([report.fresh_folder(base) for _ in range(3)],
