@@ -174,8 +174,9 @@ class Sweep:
     def set_aside_earlier(self, point):
         """Renames what an earlier attempt at a point left, which running it
         again would write over: its log (logs/<point>.log.1, .2, ...), and
-        its incomplete run directory, from a sweep killed before it could
-        clean up (runs/.<point>.partial.1, ...). Returns what and where."""
+        its incomplete run directory, of a run that failed or of a sweep
+        killed outright (runs/.<point>.partial.1, ...). Returns what and
+        where."""
         final = os.path.join(self.runs, point["name"])
         partial = os.path.join(self.runs, "." + point["name"] + ".partial")
         log = os.path.join(self.logs, point["name"] + ".log")
@@ -237,7 +238,13 @@ class Sweep:
                 self.running.discard(process)
         seconds = time.monotonic() - started
         if status != 0 or not os.path.isfile(os.path.join(partial, "summary.json")):
-            shutil.rmtree(partial, ignore_errors=True)
+            # What the failed run left (its checkpoints, its tasks' records)
+            # stays in the hidden folder, which never looks done; the next
+            # attempt sets it aside. An empty one goes.
+            try:
+                os.rmdir(partial)
+            except OSError:
+                pass
             return point, False, seconds, last_error(log_path, status)
         # The run directory names itself as --out PARTIAL; it is the final one.
         fix_recorded_out(partial, final)

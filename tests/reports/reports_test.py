@@ -354,6 +354,24 @@ class FailureTest(Checks):
             self.assertEqual(f.read(), first_log)
         self.assertTrue(os.path.isfile(log + ".2"))
 
+    def test_a_failed_run_keeps_what_it_wrote(self):
+        out = os.path.join(self.work, "s")
+        # Checkpoints at steps 1 and 2, then worker:0 dies at step 3 with no
+        # restart left: the run fails.
+        args = sweep_command("scenarios/mnist_cnn_sync.yaml", "--vary", "seed=1",
+                             "--set", "training.train_examples=1280", "--set", "training.steps=6",
+                             "--set", "checkpoint.every_steps=1",
+                             "--set", 'faults=[{task: "worker:0", at_step: 3}]',
+                             "--set", "recovery.max_restarts=0", "--out", out)
+        run(args, expect=1)
+        kept = os.path.join(out, "runs", ".seed=1.partial", "checkpoints")
+        self.assertEqual(sorted(os.listdir(kept)),
+                         ["step-000000001.safetensors", "step-000000002.safetensors"])
+        text = run(args, expect=1)  # again: the first attempt's files set aside
+        self.assertIn("seed=1: an earlier attempt's incomplete run directory kept as", text)
+        self.assertTrue(os.path.isdir(os.path.join(out, "runs", ".seed=1.partial.1",
+                                                   "checkpoints")))
+
     def test_a_damaged_point_is_named_not_a_traceback(self):
         out = os.path.join(self.work, "s")
         args = sweep_command("scenarios/ps_4workers.yaml", "--vary", "cluster.workers=0x",
