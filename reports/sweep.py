@@ -21,7 +21,6 @@ import io
 import itertools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
