@@ -127,19 +127,6 @@ double simulation_speed(const RunResult& r) {
                r.simulation_wall_seconds > 0 ? r.simulation_wall_seconds : r.wall_seconds);
 }
 
-// The run's segments (run_result.h): those recorded, or the run itself.
-std::vector<Segment> segments_of(const RunResult& r) {
-  if (!r.segments.empty()) return r.segments;
-  return {Segment{.command = r.provenance.command,
-                  .version = r.provenance.version,
-                  .resumed_from = r.resumed_from,
-                  .start_step = r.start_step,
-                  .steps = r.steps,
-                  .started_at = 0,
-                  .run_seconds = r.run_seconds,
-                  .wall_seconds = r.wall_seconds}};
-}
-
 // ---- files ----------------------------------------------------------------
 
 [[noreturn]] void fail(const std::filesystem::path& path, const char* what, int error) {
@@ -276,6 +263,23 @@ std::string run_isa(const std::vector<TaskLog>& tasks) {
   return fmt::format("mixed: {}", fmt::join(levels, ", "));
 }
 
+// Each segment of the run (run_result.h): its command and where it ran.
+json segments_json(const RunResult& r) {
+  json segments = json::array();
+  for (const Segment& g : segments_of(r)) {
+    segments.push_back(
+        {{"command", g.command},
+         {"version", g.version},
+         {"resumed_from", g.resumed_from.empty() ? json(nullptr) : json(g.resumed_from)},
+         {"start_step", g.start_step},
+         {"steps", g.steps},
+         {"started_at", number(g.started_at)},
+         {"run_seconds", number(g.run_seconds)},
+         {"wall_seconds", number(g.wall_seconds)}});
+  }
+  return segments;
+}
+
 std::string summary_json(const RunResult& r) {
   const Totals totals = totals_of(r.tasks);
   json summary;
@@ -324,19 +328,7 @@ std::string summary_json(const RunResult& r) {
   summary["resumed_from"] = r.resumed_from.empty() ? json(nullptr) : json(r.resumed_from);
   add_failures(summary, r);
   summary["start_step"] = r.start_step;
-  json segments = json::array();
-  for (const Segment& g : segments_of(r)) {
-    segments.push_back(
-        {{"command", g.command},
-         {"version", g.version},
-         {"resumed_from", g.resumed_from.empty() ? json(nullptr) : json(g.resumed_from)},
-         {"start_step", g.start_step},
-         {"steps", g.steps},
-         {"started_at", number(g.started_at)},
-         {"run_seconds", number(g.run_seconds)},
-         {"wall_seconds", number(g.wall_seconds)}});
-  }
-  summary["segments"] = std::move(segments);
+  summary["segments"] = segments_json(r);
   summary["communication_fraction"] = number(totals.communication_fraction());
   // Of that, the share spent waiting for a peer rather than transferring.
   summary["waiting_fraction"] =
@@ -396,17 +388,7 @@ std::string steps_csv(const RunResult& r) {
   for (const TaskLog& t : r.tasks) {
     const std::string name = strategy::task_name(t.task);
     for (const strategy::StepRecord& s : t.steps) {
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{}", name,
-                     s.step, cell(s.start), cell(s.end), cell(s.compute_seconds),
-                     cell(s.communication_seconds), cell(s.waiting_seconds),
-                     cell(s.checkpoint_seconds), s.bytes_sent, s.bytes_received,
-                     s.staleness < 0 ? std::string() : std::to_string(s.staleness), cell(s.loss),
-                     cell(s.input_seconds));
-      for (const double seconds : s.phases)
-        fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-      for (const double seconds : s.phase_cpu)
-        fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-      out += '\n';
+      fmt::format_to(std::back_inserter(out), "{},{},{}\n", name, s.step, step_cells(s));
     }
   }
   return out;
@@ -590,6 +572,20 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   if (!result.provenance.scenario_text.empty()) {
     write_file(path, "scenario.yaml", result.provenance.scenario_text);
   }
+}
+
+std::string step_cells(const strategy::StepRecord& s) {
+  std::string out = fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{}", cell(s.start), cell(s.end), cell(s.compute_seconds),
+      cell(s.communication_seconds), cell(s.waiting_seconds), cell(s.checkpoint_seconds),
+      s.bytes_sent, s.bytes_received, s.staleness < 0 ? std::string() : std::to_string(s.staleness),
+      cell(s.loss), cell(s.input_seconds));
+  for (const double seconds : s.phases)
+    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+  for (const double seconds : s.phase_cpu) {
+    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
+  }
+  return out;
 }
 
 std::string steps_csv_header() {

@@ -43,6 +43,9 @@ void continue_run_directory(const std::string& dir, const RunResult& segment, in
 
 // steps.csv's first line: its columns.
 std::string steps_csv_header();
+// A step's cells in steps.csv after its task and step (no newline): what
+// ./realnet's tasks also record as they go (task_lives.h).
+std::string step_cells(const strategy::StepRecord& step);
 
 // A table for the terminal: the run's totals, then one row per task.
 std::string format_summary_table(const RunResult& result);

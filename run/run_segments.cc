@@ -35,11 +35,14 @@ Segment own_segment(const RunResult& r, double started_at) {
 
 }  // namespace
 
+std::vector<Segment> segments_of(const RunResult& r) {
+  return r.segments.empty() ? std::vector<Segment>{own_segment(r, 0)} : r.segments;
+}
+
 RunResult join_segments(RunResult earlier, const RunResult& later) {
   const double offset = earlier.run_seconds;
   RunResult whole = later;
-  whole.segments = earlier.segments.empty() ? std::vector<Segment>{own_segment(earlier, 0)}
-                                            : std::move(earlier.segments);
+  whole.segments = segments_of(earlier);
   whole.segments.push_back(own_segment(later, offset));
 
   whole.run_seconds = earlier.run_seconds + later.run_seconds;

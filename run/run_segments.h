@@ -16,4 +16,8 @@ namespace distlab::run {
 // (start_step, resumed_from) the earlier's.
 RunResult join_segments(RunResult earlier, const RunResult& later);
 
+// A run's segments: those it records, or, for a run of one segment, the
+// run itself as one.
+std::vector<Segment> segments_of(const RunResult& r);
+
 }  // namespace distlab::run

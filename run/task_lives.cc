@@ -27,12 +27,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kLeadingCells = 13;
 constexpr std::size_t kCells = kLeadingCells + 2 * strategy::kPhases + 1;
 
-// steps.csv's cell: the shortest text that reads back as the same double;
-// empty if not finite.
-std::string cell(double x) {
-  return std::isfinite(x) ? fmt::format("{}", x) : std::string();
-}
-
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> cells;
   std::size_t from = 0;
@@ -128,20 +122,9 @@ std::string life_row_begun(strategy::TaskId task, int64_t step) {
   return fmt::format("{},{},", strategy::task_name(task), step);
 }
 
-// The cells after the step, as steps.csv writes them (run_files.cc; a test
-// holds the two to the same text), then the examples.
+// The cells after the step, as steps.csv writes them, then the examples.
 std::string life_row_ended(const StepRecord& s, int64_t examples) {
-  std::string out = fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{}", cell(s.start), cell(s.end), cell(s.compute_seconds),
-      cell(s.communication_seconds), cell(s.waiting_seconds), cell(s.checkpoint_seconds),
-      s.bytes_sent, s.bytes_received, s.staleness < 0 ? std::string() : std::to_string(s.staleness),
-      cell(s.loss), cell(s.input_seconds));
-  for (const double seconds : s.phases)
-    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-  for (const double seconds : s.phase_cpu)
-    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-  fmt::format_to(std::back_inserter(out), ",{}\n", examples);
-  return out;
+  return fmt::format("{},{}\n", step_cells(s), examples);
 }
 
 LifeRecords parse_life_records(const std::string& text, const std::string& source) {
