@@ -8,10 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "run/run_files.h"
 
@@ -190,11 +189,8 @@ std::map<uint32_t, LifeRecords> read_lives(const std::string& task_folder) {
   for (const fs::directory_entry& entry : fs::directory_iterator(task_folder)) {
     const std::optional<uint32_t> life = life_of(entry.path().filename().string());
     if (!life || !entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) throw Error(entry.path().string() + ": cannot read it");
-    lives.emplace(*life, parse_life_records(text.str(), entry.path().string()));
+    const std::string path = entry.path().string();
+    lives.emplace(*life, parse_life_records(read_file_text(path), path));
   }
   return lives;
 }
