@@ -96,6 +96,31 @@ DeviceRates rates_from(const std::array<KindFigures, strategy::kOpKinds>& kinds,
 // One entry of a machine's calibrated `compute:` list: the threads it was
 // measured at and, for every kind, {op_us, region_us, gflops, gb_per_s} as
 // ./calibrate fitted them.
+// `core_sharing: {correlation_us: C, spread_by_load: [[LOAD, SPREAD], ...]}`,
+// the loads (threads per core) growing.
+CoreSharing core_sharing_of(const ConfigNode& node) {
+  node.allow_only({"correlation_us", "spread_by_load"});
+  CoreSharing sharing;
+  sharing.correlation_seconds = node.at("correlation_us").as_double(0, 1e6) * kMicro;
+  const ConfigNode points = node.at("spread_by_load");
+  if (!points.is_sequence() || points.size() == 0) {
+    points.fail("lists no load", "a list of [threads per core, spread] pairs");
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const ConfigNode point = points[i];
+    if (!point.is_sequence() || point.size() != 2) {
+      point.fail("is not a pair", "[threads per core, spread], e.g. [3, 0.12]");
+    }
+    const double load = point[0].as_double(1, 1e4);
+    const double spread = point[1].as_double(0, 5);
+    if (!sharing.spread_by_load.empty() && load <= sharing.spread_by_load.back().first) {
+      point[0].fail("loads must grow from one pair to the next");
+    }
+    sharing.spread_by_load.emplace_back(load, spread);
+  }
+  return sharing;
+}
+
 DeviceRates calibrated_rates(const ConfigNode& compute, int& threads) {
   auto names = kind_names();
   std::vector<std::string> allowed = names;
@@ -377,6 +402,7 @@ MachineType CatalogReader::machine_of_platform(const ConfigNode& e) {
       m.loopback.cpu_bandwidth = positive(loopback->at("cpu_gb_per_s"), kMaxBandwidthGB) * kGB;
     }
   }
+  if (auto sharing = e.find("core_sharing")) m.core_sharing = core_sharing_of(*sharing);
   // Network and disk: the machine's own figure, or its series' rule.
   if (e.has("nic_gbps") || !s) {
     m.nic_bandwidth = positive(e.at("nic_gbps"), kMaxGbps) * kGbit;
@@ -403,7 +429,8 @@ void CatalogReader::read_machines(const ConfigNode& root, bool required) {
   for (std::size_t i = 0; i < count; ++i) {
     const ConfigNode e = root.at("machines")[i];
     e.allow_only({"name", "description", "base", "series", "cpu", "vcpus", "memory_gib", "nic_gbps",
-                  "disk_write_mb_per_s", "disk_file_ms", "compute", "loopback", "gpus"});
+                  "disk_write_mb_per_s", "disk_file_ms", "compute", "loopback", "core_sharing",
+                  "gpus"});
     const std::string name = entry_name(e, named);
     const int kinds = int(e.has("base")) + int(e.has("series")) + int(e.has("cpu"));
     if (kinds != 1) {
@@ -415,7 +442,7 @@ void CatalogReader::read_machines(const ConfigNode& root, bool required) {
     MachineType m;
     if (auto base = e.find("base")) {
       for (const char* key : {"vcpus", "memory_gib", "nic_gbps", "disk_write_mb_per_s",
-                              "disk_file_ms", "compute", "loopback"}) {
+                              "disk_file_ms", "compute", "loopback", "core_sharing"}) {
         if (auto given = e.find(key)) {
           given->fail("not allowed beside 'base'", "the machine takes it from its base");
         }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core_sharing.h"
 #include "strategy/work.h"
 
 namespace distlab::sim {
@@ -85,6 +86,7 @@ struct MachineType {
   // threads first (the last is cpu_rates); empty otherwise.
   std::vector<std::pair<int, DeviceRates>> cpu_rates_by_threads;
   Loopback loopback;                // between processes of this machine
+  CoreSharing core_sharing;         // how unevenly the scheduler shares the cores (./calibrate)
   double memory_bandwidth = 0;      // bytes/s, host memory
   double nic_bandwidth = 0;         // bytes/s, egress cap
   double disk_write_bandwidth = 0;  // bytes/s

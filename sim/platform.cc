@@ -130,6 +130,13 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
   const int share = std::max(1, machine.vcpus / static_cast<int>(spec.tasks().size()));
   const ComputeDevice device =
       cpu_device(machine, std::min(std::max(1, machine.cpu_threads), share));
+  // The threads every task really runs (./realnet gives each the machine's
+  // calibrated count), per core: the load at which ./calibrate measured
+  // how unevenly the cores are shared.
+  const double load = static_cast<double>(spec.tasks().size()) * std::max(1, machine.cpu_threads) /
+                      std::max(1, machine.vcpus);
+  const ShareUnevenness uneven{.spread = spread_at(machine.core_sharing, load),
+                               .correlation_seconds = machine.core_sharing.correlation_seconds};
   for (const strategy::TaskId task : spec.tasks()) {
     plan.hosts.push_back({.name = host_name(task),
                           .machine = machine.name,
@@ -141,7 +148,8 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                                               : scenario.network.latency_seconds / 2,
                           .disk = disk_of(machine),
                           .input_cpu = input_cpu_of(machine, static_cast<int>(spec.tasks().size())),
-                          .message_cpu = message_cpu});
+                          .message_cpu = message_cpu,
+                          .share = uneven});
   }
   return plan;
 }
@@ -196,13 +204,11 @@ ClusterPlan plan_hosts(const run::Scenario& scenario, const MachineCatalog& cata
 ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& catalog,
                          const MeasuredCosts* measured) {
   ClusterPlan plan = plan_hosts(scenario, catalog);
-  if (measured) {
-    const std::vector<strategy::TaskId> tasks = plan.cluster.tasks();
-    for (std::size_t t = 0; t < plan.hosts.size(); ++t) {
-      // Each task's own draws, the scenario's seed deciding them all.
-      plan.hosts[t].costs = {.phases = measured->of(tasks[t].role),
-                             .seed = scenario.seed * 0x9E3779B97F4A7C15ULL + t};
-    }
+  const std::vector<strategy::TaskId> tasks = plan.cluster.tasks();
+  for (std::size_t t = 0; t < plan.hosts.size(); ++t) {
+    // Each task's own draws, the scenario's seed deciding them all.
+    plan.hosts[t].costs.seed = scenario.seed * 0x9E3779B97F4A7C15ULL + t;
+    if (measured) plan.hosts[t].costs.phases = measured->of(tasks[t].role);
   }
   return plan;
 }

@@ -41,6 +41,9 @@ struct HostPlan {
   // Its role's costs as a real run measured them (--calibrate-from); the
   // model's own by default.
   TaskCosts costs;
+  // one_host: its share of the cores, as unevenly as ./calibrate measured
+  // the machine's scheduler to share them at this many tasks.
+  ShareUnevenness share;
 };
 
 struct ClusterPlan {

@@ -49,7 +49,7 @@ void MailboxTable::release_receivers() const {
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
                        ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu,
-                       InputCpu input_cpu, TaskCosts costs)
+                       InputCpu input_cpu, TaskCosts costs, ShareUnevenness share)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
       device_(std::move(device)),
@@ -60,7 +60,8 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
       phase_costs_(costs.phases),
       computing_(costs.computing),
-      spread_random_(costs.seed) {}
+      spread_random_(costs.seed),
+      share_weights_(shared_cores > 0 ? share : ShareUnevenness{}, costs.seed) {}
 
 int SimRuntime::charged_threads() const {
   return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
@@ -89,8 +90,21 @@ void SimRuntime::spend_message_cpu(uint64_t bytes) {
       strategy::Phase::kCommunication,
       message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte);
   cpu_spent_ += seconds;
+  run_on_shared_cores(seconds, 1);
+}
+
+void SimRuntime::run_on_shared_cores(double seconds, int threads) {
   if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
-  simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, 1);
+  const double weight = share_weights_.at(simgrid::s4u::Engine::get_clock());
+  if (weight == 1) {
+    simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, threads);
+    return;
+  }
+  simgrid::s4u::this_actor::exec_init(seconds * kCoreSpeed)
+      ->set_host(compute_host_)
+      ->set_thread_count(threads)
+      ->set_priority(weight)
+      ->wait();
 }
 
 void SimRuntime::spend_compute(double seconds) {
@@ -99,8 +113,8 @@ void SimRuntime::spend_compute(double seconds) {
     return;
   }
   // Alone, each of the threads computes at one core's speed for `seconds`;
-  // beside other tasks' executions, SimGrid shares the cores among all.
-  if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  // beside other tasks' executions, SimGrid shares the cores among all, in
+  // proportion to their weights (core_sharing.h).
   // Counted among the tasks computing while it computes, even when killed
   // meanwhile (the kill unwinds through here).
   struct Computing {
@@ -112,7 +126,7 @@ void SimRuntime::spend_compute(double seconds) {
       if (count) --*count;
     }
   } computing(computing_);
-  simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, compute_threads_);
+  run_on_shared_cores(seconds, compute_threads_);
 }
 
 void SimRuntime::settle_compute() {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/compute_model.h"
+#include "sim/core_sharing.h"
 #include "sim/input_pipeline_model.h"
 #include "sim/machine.h"
 #include "sim/measured_costs.h"
@@ -68,7 +69,8 @@ class SimRuntime : public strategy::Runtime {
   // shared_cores) of them, which SimGrid slows down when they are busy).
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
              const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
-             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, TaskCosts costs = {});
+             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, TaskCosts costs = {},
+             ShareUnevenness share = {});
 
   double now() const override;
   // The compute charged (its seconds alone times the threads it runs on)
@@ -97,6 +99,10 @@ class SimRuntime : public strategy::Runtime {
   void settle_compute();
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
+  // Runs `seconds` of one core's work on each of `threads` cores of the
+  // shared host, beside the other tasks' executions, at the task's weight
+  // in the sharing now.
+  void run_on_shared_cores(double seconds, int threads);
   // The model's `seconds` for work of `phase` on a CPU, as a real run
   // measured that phase's work to cost (--calibrate-from), the first work
   // of the phase in this life of the task with its own cost.
@@ -110,6 +116,7 @@ class SimRuntime : public strategy::Runtime {
   PhaseCosts phase_costs_;         // the model's costs, as a real run measured them
   int* computing_ = nullptr;       // the tasks computing on the shared host now
   std::mt19937_64 spread_random_;  // draws the spread of each step's work
+  ShareWeights share_weights_;     // the task's uneven share of the shared cores
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   double unslept_ = 0;                          // compute time not yet slept (below the resolution)

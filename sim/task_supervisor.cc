@@ -150,7 +150,7 @@ struct TaskSupervisor::State {
       SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,
                          plan.hosts[t].device, plan.hosts[t].disk, plan.one_host ? plan.cores : 0,
                          plan.hosts[t].message_cpu, plan.hosts[t].input_cpu,
-                         costs_of(t, incarnation));
+                         costs_of(t, incarnation), plan.hosts[t].share);
       runtime.set_span_limit(
           std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
       runtime.set_incarnations(incarnation, everyone);

@@ -410,6 +410,32 @@ TEST_CASE("A loopback's CPU per message comes as a pair of figures, or not at al
   CHECK_THAT(zero.what(), Contains("must be above 0"));
 }
 
+TEST_CASE("A machine's core_sharing: loads growing, each a pair, checked by key") {
+  const TempCatalog file(kHead + kBox +
+                         "    core_sharing: {correlation_us: 850, spread_by_load: [[2, 0.07], "
+                         "[4, 0.2]]}\n");
+  const auto& sharing = MachineCatalog::load(file.path()).machine("box").core_sharing;
+  CHECK(sharing.measured());
+  CHECK_THAT(sharing.correlation_seconds, WithinRel(850e-6, 1e-12));
+  REQUIRE(sharing.spread_by_load.size() == 2);
+  CHECK(sharing.spread_by_load[1] == std::pair{4.0, 0.2});
+  CHECK_FALSE(MachineCatalog::load(TempCatalog(kHead + kBox).path())
+                  .machine("box")
+                  .core_sharing.measured());
+
+  const ConfigError backwards =
+      load_error(kHead + kBox +
+                 "    core_sharing: {correlation_us: 1, spread_by_load: [[4, 0.2], [2, 0.1]]}\n");
+  CHECK(backwards.key() == "machines[0].core_sharing.spread_by_load[1][0]");
+  CHECK_THAT(backwards.what(), Contains("must grow"));
+  const ConfigError single =
+      load_error(kHead + kBox + "    core_sharing: {correlation_us: 1, spread_by_load: [2]}\n");
+  CHECK_THAT(single.what(), Contains("not a pair"));
+  const ConfigError none =
+      load_error(kHead + kBox + "    core_sharing: {spread_by_load: [[2, 1]]}\n");
+  CHECK_THAT(none.what(), Contains("correlation_us"));
+}
+
 TEST_CASE("An overlay replaces entries of the catalog by name and adds its own") {
   const TempCatalog base(kHead + kBox +
                          "  - {name: other, cpu: cpu, vcpus: 2, memory_gib: 4, nic_gbps: 1,\n"

@@ -3,6 +3,7 @@
 // shared loopback link, or over links of its own when the scenario sets a
 // bandwidth. Against per_task placement, where each task has a host of its
 // own, on a catalog of our own whose figures make the expected times exact.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,9 @@ struct Box {
   // The CPU a message costs, both sides: 10 us + bytes at this rate (0: not
   // measured, the one-way time stands in).
   double loopback_cpu_gb = 0;
+  // The machine's core_sharing entry's value ("": none, the cores shared
+  // evenly).
+  std::string core_sharing;
 };
 
 // A catalog whose machine `box` is calibrated: every rate at the catalog's
@@ -45,19 +49,20 @@ struct Box {
 // no loopback figures.
 std::string write_catalog(const std::string& folder, const Box& box) {
   const std::string rates = "gflops: 1000000000, gb_per_s: 100000}\n";
-  std::string machine = "    cpu: slow\n    vcpus: " + std::to_string(box.cores) +
-                        "\n    memory_gib: 4\n    nic_gbps: 100000\n    disk_write_mb_per_s: 100\n"
-                        "    loopback: {latency_us: 0, gb_per_s: " +
-                        std::to_string(box.loopback_gb) +
-                        (box.loopback_cpu_gb > 0
-                             ? ", cpu_us: 10, cpu_gb_per_s: " + std::to_string(box.loopback_cpu_gb)
-                             : std::string()) +
-                        "}\n"
-                        "    compute:\n      threads: " +
-                        std::to_string(box.threads) +
-                        "\n      dense: {op_us: " + std::to_string(box.dense_op_us) + ", " + rates +
-                        "      convolution: {op_us: 0, " + rates + "      embedding: {op_us: 0, " +
-                        rates + "      elementwise: {op_us: 0, " + rates;
+  std::string machine =
+      "    cpu: slow\n    vcpus: " + std::to_string(box.cores) +
+      "\n    memory_gib: 4\n    nic_gbps: 100000\n    disk_write_mb_per_s: 100\n"
+      "    loopback: {latency_us: 0, gb_per_s: " +
+      std::to_string(box.loopback_gb) +
+      (box.loopback_cpu_gb > 0
+           ? ", cpu_us: 10, cpu_gb_per_s: " + std::to_string(box.loopback_cpu_gb)
+           : std::string()) +
+      "}\n" +
+      (box.core_sharing.empty() ? std::string() : "    core_sharing: " + box.core_sharing + "\n") +
+      "    compute:\n      threads: " + std::to_string(box.threads) +
+      "\n      dense: {op_us: " + std::to_string(box.dense_op_us) + ", " + rates +
+      "      convolution: {op_us: 0, " + rates + "      embedding: {op_us: 0, " + rates +
+      "      elementwise: {op_us: 0, " + rates;
   const std::string path = folder + "/placement_machines.yaml";
   std::ofstream(path) << "cpus:\n"
                          "  - name: slow\n    ghz: 1\n    flops_per_cycle_per_vcpu: 1\n"
@@ -141,6 +146,43 @@ TEST_CASE("one_host shares its cores among the tasks' compute, per_task hosts do
     for (const json& compute : task["compute"]) CHECK(compute.get<double>() == Approx(c.step));
     for (double step : step_durations(task)) CHECK(step == Approx(c.step).epsilon(1e-3));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("one_host shares the cores as unevenly as the machine's core_sharing says") {
+  // A ring of four replicas of 1 thread on 2 cores: 2 threads per core.
+  // Each step computes 4 ms alone; evenly shared, every step of every
+  // replica takes the same time. Drawn unevenly, a replica that got a
+  // small share holds the ring back, and the steps vary.
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  const std::string ring =
+      "model: tiny.yaml\ndata: synthetic:640\nfidelity: timing\n"
+      "cluster:\n  machine: box\n  chief: 1\n  workers: 3\n"
+      "  placement: one_host\nstrategy:\n  name: allreduce\n"
+      "training:\n  batch_size: 16\n  steps: 12\n";
+  auto step_spread = [&](const std::string& name, const std::string& sharing) {
+    const std::string catalog = write_catalog(
+        dir, {.cores = 2, .threads = 1, .dense_op_us = 1000, .core_sharing = sharing});
+    std::ofstream(dir + "/ring.yaml") << ring;
+    const auto plan = distlab::sim::plan_cluster(distlab::run::load_scenario(dir + "/ring.yaml"),
+                                                 distlab::sim::MachineCatalog::load(catalog));
+    const json run = simulate_yaml(dir, name, ring, catalog);
+    const std::vector<double> steps = step_durations(run["tasks"][0]);
+    const auto [low, high] = std::minmax_element(steps.begin(), steps.end());
+    return std::pair{plan.hosts[0].share.spread, *high / *low - 1};
+  };
+  const auto [even_spread, even] = step_spread("even", "");
+  CHECK(even_spread == 0);
+  CHECK(even < 1e-6);
+  // At 2 threads per core the entry's 0.8, lasting 0.1 ms on average.
+  const auto [uneven_spread, uneven] =
+      step_spread("uneven", "{correlation_us: 100, spread_by_load: [[2, 0.8], [4, 1.0]]}");
+  CHECK(uneven_spread == Approx(0.8));
+  CHECK(uneven > 0.05);
+  // The same seed, the same steps.
+  CHECK(
+      step_spread("again", "{correlation_us: 100, spread_by_load: [[2, 0.8], [4, 1.0]]}").second ==
+      Approx(uneven));
   fs::remove_all(dir);
 }
 
