@@ -77,6 +77,22 @@ std::string loopback_cpu(const LinkMeasurement& link) {
                      link.cpu_bandwidth / 1e9);
 }
 
+// The machine's core_sharing entry, or nothing when it was not measured.
+std::string core_sharing_entry(const sim::CoreSharing& sharing) {
+  if (!sharing.measured()) return "";
+  std::string points;
+  for (const auto& [load, spread] : sharing.spread_by_load) {
+    points += fmt::format("{}[{:.2f}, {:.3f}]", points.empty() ? "" : ", ", load, spread);
+  }
+  return fmt::format(
+      "    # How unevenly the scheduler shares the cores among more threads than\n"
+      "    # cores (tasks of the threads above computing 200 us bursts and sleeping\n"
+      "    # 100 us): at each load (threads per core), the standard deviation of the\n"
+      "    # logarithm of a task's share over 1 ms, and how long an uneven share lasts.\n"
+      "    core_sharing: {{correlation_us: {:.0f}, spread_by_load: [{}]}}\n",
+      sharing.correlation_seconds * 1e6, points);
+}
+
 }  // namespace
 
 std::string default_overlay_path() {
@@ -140,10 +156,12 @@ std::string overlay_text(const MachineFigures& f) {
       "    # One way through the runtime; then the CPU a message costs, sender and\n"
       "    # receiver together (both copy at once: more than the one-way time).\n"
       "    loopback: {{latency_us: {:.2f}, gb_per_s: {:.3f}{}}}\n"
+      "{}"
       "    compute:\n",
       utc_now(), vcpus, memory_gib(), f.loopback.bandwidth * 8 / 1e9,
       std::max(1.0, f.disk.write_bandwidth / 1e6), f.disk.file_seconds * 1e3,
-      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9, loopback_cpu(f.loopback));
+      f.loopback.latency_seconds * 1e6, f.loopback.bandwidth / 1e9, loopback_cpu(f.loopback),
+      core_sharing_entry(f.core_sharing));
   for (const KernelMeasurement& kernels : f.kernels) {
     text += fmt::format("      - threads: {}\n", kernels.threads);
     for (int k = 0; k < strategy::kOpKinds; ++k) {

@@ -8,6 +8,7 @@
 
 #include "calibration/kernel_probe.h"
 #include "calibration/system_probes.h"
+#include "sim/core_sharing.h"
 
 namespace distlab::calibration {
 
@@ -18,7 +19,8 @@ struct MachineFigures {
   MemoryMeasurement memory;
   LinkMeasurement loopback;
   DiskMeasurement disk;
-  std::string version;  // distlab's, of the build that measured
+  sim::CoreSharing core_sharing;  // how unevenly the cores are shared (none: not measured)
+  std::string version;            // distlab's, of the build that measured
 };
 
 // The overlay's text.

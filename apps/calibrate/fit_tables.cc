@@ -87,6 +87,15 @@ void print_fit_tables(const calibration::MachineFigures& figures, int threads) {
               percent(disk.quality.median_error).c_str());
   print_samples("time by file size", "ms", 1e3, disk.samples, disk.file_seconds,
                 disk.write_bandwidth);
+  const sim::CoreSharing& sharing = figures.core_sharing;
+  if (!sharing.measured()) return;
+  std::printf(
+      "\nCores shared among more threads than cores: a task's share over 1 ms varies by "
+      "(standard deviation of its logarithm), an uneven share lasting %.1f ms:\n",
+      sharing.correlation_seconds * 1e3);
+  for (const auto& [load, spread] : sharing.spread_by_load) {
+    std::printf("    %5.2f threads per core   %.3f\n", load, spread);
+  }
 }
 
 }  // namespace distlab::calibrate

@@ -8,6 +8,8 @@
 //     rate and a byte rate;
 //   - memory bandwidth;
 //   - loopback latency and bandwidth through the real TCP runtime;
+//   - how unevenly the scheduler shares the cores among more threads than
+//     it has (calibration/core_sharing_probe.h);
 //   - disk writes with fsync, as checkpoints are written;
 // and prints how well each fit matches what it measured.
 #include <fmt/format.h>
@@ -24,6 +26,7 @@
 
 #include "apps/calibrate/fit_tables.h"
 #include "apps/calibrate/profile_runs.h"
+#include "calibration/core_sharing_probe.h"
 #include "calibration/kernel_probe.h"
 #include "calibration/overlay.h"
 #include "calibration/system_probes.h"
@@ -74,12 +77,17 @@ calibration::MachineFigures measure(const Options& o, const Note& note) {
   const auto memory = calibration::measure_memory(o.threads, 0.08 * b);
   note("measuring loopback TCP through the real runtime");
   const auto loopback = calibration::measure_loopback(0.16 * b);
+  note("measuring how unevenly the cores are shared among more threads than cores");
+  const auto sharing = calibration::measure_core_sharing(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), o.threads,
+      std::max(2.0, 0.04 * b));
   note("measuring disk writes with fsync in " + o.disk_folder);
   const auto disk = calibration::measure_disk(o.disk_folder, 0.1 * b);
   return {.kernels = kernels,
           .memory = memory,
           .loopback = loopback,
           .disk = disk,
+          .core_sharing = sharing.sharing,
           .version = version()};
 }
 
@@ -155,7 +163,8 @@ int main(int argc, char** argv) {
       "uses, so that ./simulate predicts what ./realnet --launch does here: the NN core's\n"
       "layer passes by kind (fixed costs per pass and per parallel region, FLOP rate, byte\n"
       "rate) at --threads threads and at 1, memory bandwidth,\n"
-      "loopback latency and bandwidth through the real TCP runtime, and disk writes with\n"
+      "loopback latency and bandwidth through the real TCP runtime, how unevenly the\n"
+      "scheduler shares the cores among more threads than cores, and disk writes with\n"
       "fsync. Prints each fit beside what it measured.");
   app.name("./calibrate");
   app.footer(

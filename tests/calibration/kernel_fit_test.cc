@@ -124,6 +124,8 @@ MachineFigures measured() {
   f.loopback.bandwidth = 2.5e9;
   f.disk.write_bandwidth = 350e6;
   f.disk.file_seconds = 2.5e-3;
+  f.core_sharing = {.spread_by_load = {{2, 0.066}, {3, 0.148}, {6, 0.229}},
+                    .correlation_seconds = 847e-6};
   return f;
 }
 
@@ -187,6 +189,14 @@ TEST_CASE("the overlay makes `local` a calibrated machine of exactly the measure
   CHECK_THAT(local.nic_bandwidth, WithinRel(2.5e9, 1e-12));
   CHECK_THAT(local.disk_write_bandwidth, WithinRel(350e6, 1e-12));
   CHECK_THAT(local.disk_file_seconds, WithinRel(2.5e-3, 1e-12));
+
+  // How unevenly the cores are shared, as measured.
+  REQUIRE(local.core_sharing.spread_by_load.size() == 3);
+  CHECK(local.core_sharing.spread_by_load[2] == std::pair{6.0, 0.229});
+  CHECK_THAT(local.core_sharing.correlation_seconds, WithinRel(847e-6, 1e-12));
+  MachineFigures unmeasured = measured();
+  unmeasured.core_sharing = {};
+  CHECK(overlay_text(unmeasured).find("core_sharing") == std::string::npos);
 
   // The shipped machine types are still there, as they were.
   CHECK(catalog.has_machine("n1-standard-4"));
