@@ -222,6 +222,10 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
       strategy::task_name(spec_.task_at(t)) == o_.crash_after_goodbye) {
     args.push_back("--crash-after-goodbye");
   }
+  if (incarnations_[static_cast<std::size_t>(t)] == 0 &&
+      strategy::task_name(spec_.task_at(t)) == o_.crash_before_connect) {
+    args.push_back("--crash-before-connect");
+  }
   for (const int64_t step : policy_.step_faults(t)) {
     args.push_back("--crash-at-step");
     args.push_back(std::to_string(step));

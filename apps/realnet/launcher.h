@@ -34,6 +34,9 @@ struct LaunchOptions {
   // Fault injection (tests): this task ("worker:1") dies in its first life
   // once its goodbyes are done, before it writes its report.
   std::string crash_after_goodbye;
+  // Fault injection (tests): this task dies in its first life before it
+  // listens or dials, while its peers connect (they dial it meanwhile).
+  std::string crash_before_connect;
 };
 
 // Returns the exit status: 0, or 1 when a task failed.

@@ -27,8 +27,9 @@ struct Options {
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
   std::optional<int64_t> checkpoint_every;
-  run::Provenance provenance;            // the command line, version and this machine
-  std::string crash_task_after_goodbye;  // --launch's fault injection (tests)
+  run::Provenance provenance;             // the command line, version and this machine
+  std::string crash_task_after_goodbye;   // --launch's fault injection (tests)
+  std::string crash_task_before_connect;  // --launch's fault injection (tests)
 };
 
 int realnet_command(Options& o) {
@@ -49,7 +50,8 @@ int realnet_command(Options& o) {
                                   .receive_timeout_seconds = o.task.receive_timeout_seconds,
                                   .quiet = o.task.quiet,
                                   .provenance = o.provenance,
-                                  .crash_after_goodbye = o.crash_task_after_goodbye};
+                                  .crash_after_goodbye = o.crash_task_after_goodbye,
+                                  .crash_before_connect = o.crash_task_before_connect};
     return realnet::launch(launch);
   }
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
@@ -79,6 +81,9 @@ void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
       ->group("");
   app.add_flag("--crash-after-goodbye", task.crash_after_goodbye,
                "fault injection: die once the goodbyes are done, the report unwritten (tests)")
+      ->group("");
+  app.add_flag("--crash-before-connect", task.crash_before_connect,
+               "fault injection: die before listening or dialling any peer (tests)")
       ->group("");
 }
 
@@ -129,6 +134,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--crash-task-after-goodbye", o.crash_task_after_goodbye,
                  "--launch's fault injection: ROLE:INDEX dies once its goodbyes are done, its "
                  "report unwritten (tests)")
+      ->group("");
+  app.add_option("--crash-task-before-connect", o.crash_task_before_connect,
+                 "--launch's fault injection: ROLE:INDEX dies in its first life before it "
+                 "listens or dials, as its peers connect (tests)")
       ->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
 }

@@ -138,6 +138,7 @@ int TaskProcess::run() {
   prepare_setup();
   net::TcpRuntime runtime(assignment_.self, assignment_.cluster, tcp_options());
   prepare_restarts(runtime);
+  if (o_.crash_before_connect) crash("connect");
   runtime.connect();
   if (o_.progress_lines) {
     std::printf("@connected\n");  // for the launcher: a restarted task runs again
