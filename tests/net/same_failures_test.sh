@@ -32,7 +32,17 @@ args=(--set 'faults=[{task: worker:1, mtbf_hours: 0.000375}]' --seed 16
       --set recovery.max_restarts=1000000 --set training.epochs=120
       --set training.eval_every=0 --set network.latency_us=2500 --quiet)
 "$simulate" "$scenario" "${args[@]}" --out "$work/sim"
-"$realnet" --launch "$scenario" "${args[@]}" --out "$work/real"
+# A failure in the run's last moments may leave worker:1 restarting when
+# the others are done: the launcher then writes the run directory without
+# its report and exits with status 1 (docs/realnet.md). The failures
+# compared here are the first 2.5 s's, so that ending is accepted; any
+# other status is not.
+status=0
+"$realnet" --launch "$scenario" "${args[@]}" --out "$work/real" || status=$?
+if [ "$status" -ne 0 ] && ! { [ "$status" -eq 1 ] && [ -f "$work/real/summary.json" ]; }; then
+  echo "FAILED: ./realnet --launch exited with status $status" >&2
+  exit 1
+fi
 
 check "the same failures at the same moments of the run's clock, on both backends" \
   "$py" - "$work/sim" "$work/real" <<'PY'
