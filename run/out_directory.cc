@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "run/run_files.h"
 #include "run/run_reader.h"
+#include "run/steps_csv.h"
 
 namespace distlab::run {
 namespace fs = std::filesystem;

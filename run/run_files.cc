@@ -34,6 +34,7 @@
 #include "common/error.h"
 #include "run/run_reader.h"
 #include "run/run_segments.h"
+#include "run/steps_csv.h"
 
 namespace distlab::run {
 namespace {
@@ -375,9 +376,6 @@ std::string summary_json(const RunResult& r) {
 // ---- CSV --------------------------------------------------------------------
 
 // The shortest text that reads back as the same double; empty if not finite.
-std::string cell(double x) {
-  return std::isfinite(x) ? fmt::format("{}", x) : std::string();
-}
 
 // The columns phase_input_seconds ... phase_other_seconds split each step
 // by phase (strategy/phase.h); they add up to end - start. The columns
@@ -402,8 +400,9 @@ std::string curve_csv(const RunResult& r) {
                                        [](const TaskLog& t) { return !t.curve.empty(); });
   if (with_curve == r.tasks.end()) return out;
   for (const strategy::CurvePoint& p : with_curve->curve) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{}\n", cell(p.seconds), p.step,
-                   cell(p.train_loss), cell(p.test_loss), cell(p.test_accuracy));
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{}\n", number_cell(p.seconds), p.step,
+                   number_cell(p.train_loss), number_cell(p.test_loss),
+                   number_cell(p.test_accuracy));
   }
   return out;
 }
@@ -572,35 +571,6 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   if (!result.provenance.scenario_text.empty()) {
     write_file(path, "scenario.yaml", result.provenance.scenario_text);
   }
-}
-
-std::string step_cells(const strategy::StepRecord& s) {
-  std::string out = fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{}", cell(s.start), cell(s.end), cell(s.compute_seconds),
-      cell(s.communication_seconds), cell(s.waiting_seconds), cell(s.checkpoint_seconds),
-      s.bytes_sent, s.bytes_received, s.staleness < 0 ? std::string() : std::to_string(s.staleness),
-      cell(s.loss), cell(s.input_seconds));
-  for (const double seconds : s.phases)
-    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-  for (const double seconds : s.phase_cpu) {
-    fmt::format_to(std::back_inserter(out), ",{}", cell(seconds));
-  }
-  return out;
-}
-
-std::string steps_csv_header() {
-  std::string header =
-      "task,step,start,end,compute_seconds,communication_seconds,waiting_seconds,"
-      "checkpoint_seconds,bytes_sent,bytes_received,staleness,loss,input_seconds";
-  for (int p = 0; p < strategy::kPhases; ++p) {
-    header +=
-        fmt::format(",phase_{}_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
-  }
-  for (int p = 0; p < strategy::kPhases; ++p) {
-    header +=
-        fmt::format(",phase_{}_cpu_seconds", strategy::phase_name(static_cast<strategy::Phase>(p)));
-  }
-  return header;
 }
 
 void write_run_directory(const OutDirectory& out, const RunResult& result) {

@@ -41,12 +41,6 @@ void write_run_directory(const OutDirectory& out, const RunResult& result);
 // whole to segments/<n>/ and Error says so.
 void continue_run_directory(const std::string& dir, const RunResult& segment, int earlier_segments);
 
-// steps.csv's first line: its columns.
-std::string steps_csv_header();
-// A step's cells in steps.csv after its task and step (no newline): what
-// ./realnet's tasks also record as they go (task_lives.h).
-std::string step_cells(const strategy::StepRecord& step);
-
 // A table for the terminal: the run's totals, then one row per task.
 std::string format_summary_table(const RunResult& result);
 

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <unordered_map>
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/csv_table.h"
 #include "common/error.h"
+#include "run/steps_csv.h"
 
 namespace distlab::run {
 namespace {
@@ -143,72 +143,18 @@ void read_summary(const json& s, RunResult& r) {
   }
 }
 
-// A CSV file that distlab wrote: a header, then rows of plain cells (no
-// quoting: no cell it writes holds a comma).
-class CsvFile {
- public:
-  CsvFile(const fs::path& path) : path_(path.string()) {
-    std::istringstream in(read_file_text(path_));
-    std::string line;
-    if (!std::getline(in, line)) throw DataError(path_, "empty: no header");
-    for (std::string& name : split(line)) columns_.emplace(std::move(name), columns_.size());
-    while (std::getline(in, line)) {
-      if (!line.empty()) rows_.push_back(split(line));
-    }
-  }
-
-  size_t rows() const { return rows_.size(); }
-
-  const std::string& cell(size_t row, const std::string& column) const {
-    const auto it = columns_.find(column);
-    if (it == columns_.end()) throw DataError(path_, "no column '" + column + "'");
-    const std::vector<std::string>& cells = rows_[row];
-    if (it->second >= cells.size()) {
-      throw DataError(path_, fmt::format("row {}: no cell '{}'", row + 2, column));
-    }
-    return cells[it->second];
-  }
-
-  double real(size_t row, const std::string& column) const {
-    const std::string& text = cell(row, column);
-    return text.empty() ? kNaN : parse<double>(row, column, text);
-  }
-
-  int64_t whole(size_t row, const std::string& column, int64_t if_empty = 0) const {
-    const std::string& text = cell(row, column);
-    return text.empty() ? if_empty : parse<int64_t>(row, column, text);
-  }
-
- private:
-  static std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::istringstream in(line);
-    while (std::getline(in, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-  }
-
-  template <typename T>
-  T parse(size_t row, const std::string& column, const std::string& text) const {
-    std::istringstream in(text);
-    T value{};
-    in >> value;
-    if (!in || !in.eof()) {
-      throw DataError(path_, fmt::format("row {}: {}: not a number: '{}'", row + 2, column, text));
-    }
-    return value;
-  }
-
-  std::string path_;
-  std::unordered_map<std::string, size_t> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
+// A CSV file of the run directory, read whole.
+CsvTable read_csv(const fs::path& path) {
+  const CsvTable table(read_file_text(path.string()), path.string());
+  if (!table.has_header()) throw DataError(path.string(), "empty: no header");
+  return table;
+}
 
 void read_steps(const fs::path& path, RunResult& r) {
-  const CsvFile csv(path);
+  const CsvTable csv = read_csv(path);
+  const std::size_t task_column = csv.column("task");
   for (size_t i = 0; i < csv.rows(); ++i) {
-    const std::string& name = csv.cell(i, "task");
+    const std::string& name = csv.cell(i, task_column);
     const auto task = std::find_if(r.tasks.begin(), r.tasks.end(), [&](const auto& t) {
       return strategy::task_name(t.task) == name;
     });
@@ -216,30 +162,13 @@ void read_steps(const fs::path& path, RunResult& r) {
       throw DataError(path.string(),
                       fmt::format("row {}: task {} is not in summary.json", i + 2, name));
     }
-    strategy::StepRecord s{.step = csv.whole(i, "step"),
-                           .start = csv.real(i, "start"),
-                           .end = csv.real(i, "end"),
-                           .compute_seconds = csv.real(i, "compute_seconds"),
-                           .communication_seconds = csv.real(i, "communication_seconds"),
-                           .waiting_seconds = csv.real(i, "waiting_seconds"),
-                           .checkpoint_seconds = csv.real(i, "checkpoint_seconds"),
-                           .input_seconds = csv.real(i, "input_seconds"),
-                           .bytes_sent = static_cast<uint64_t>(csv.whole(i, "bytes_sent")),
-                           .bytes_received = static_cast<uint64_t>(csv.whole(i, "bytes_received")),
-                           .staleness = csv.whole(i, "staleness", -1),
-                           .loss = csv.real(i, "loss")};
-    for (int p = 0; p < strategy::kPhases; ++p) {
-      const auto phase = std::string(strategy::phase_name(static_cast<strategy::Phase>(p)));
-      s.phases[p] = csv.real(i, "phase_" + phase + "_seconds");
-      s.phase_cpu[p] = csv.real(i, "phase_" + phase + "_cpu_seconds");
-    }
-    task->steps.push_back(s);
+    task->steps.push_back(read_step(csv, i));
   }
 }
 
 // The chief's evaluations: replica 0, the first task in cluster order.
 void read_curve(const fs::path& path, RunResult& r) {
-  const CsvFile csv(path);
+  const CsvTable csv = read_csv(path);
   if (csv.rows() > 0 && r.tasks.empty()) {
     throw DataError(path.string(), "evaluations, but no task in summary.json");
   }

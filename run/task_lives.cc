@@ -11,8 +11,10 @@
 #include <limits>
 
 #include "common/atomic_file.h"
+#include "common/csv_table.h"
 #include "common/error.h"
 #include "run/run_files.h"
+#include "run/steps_csv.h"
 
 namespace distlab::run {
 
@@ -20,59 +22,6 @@ namespace fs = std::filesystem;
 using strategy::StepRecord;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// task, step, start ... input_seconds: the cells before the phases.
-constexpr std::size_t kLeadingCells = 13;
-constexpr std::size_t kCells = kLeadingCells + 2 * strategy::kPhases + 1;
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::size_t from = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', from);
-    cells.push_back(line.substr(from, comma == std::string::npos ? comma : comma - from));
-    if (comma == std::string::npos) return cells;
-    from = comma + 1;
-  }
-}
-
-// Reads the cells of one row, naming the file and line of a bad one.
-class RowReader {
- public:
-  RowReader(const std::string& source, std::size_t line, std::vector<std::string> cells)
-      : source_(source), line_(line), cells_(std::move(cells)) {}
-
-  double real(std::size_t i) const {
-    const std::string& text = cells_.at(i);
-    if (text.empty()) return kNaN;
-    errno = 0;
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (errno != 0 || end != text.c_str() + text.size()) bad(i);
-    return value;
-  }
-
-  int64_t whole(std::size_t i, int64_t if_empty = 0) const {
-    const std::string& text = cells_.at(i);
-    if (text.empty()) return if_empty;
-    errno = 0;
-    char* end = nullptr;
-    const long long value = std::strtoll(text.c_str(), &end, 10);
-    if (errno != 0 || end != text.c_str() + text.size()) bad(i);
-    return value;
-  }
-
- private:
-  [[noreturn]] void bad(std::size_t i) const {
-    throw DataError(
-        source_, fmt::format("line {}: cell {}: not a number: '{}'", line_, i + 1, cells_.at(i)));
-  }
-
-  const std::string& source_;
-  std::size_t line_;
-  std::vector<std::string> cells_;
-};
 
 // The life a file's name gives: steps-<life>.csv; none for another name.
 std::optional<uint32_t> life_of(const std::string& name) {
@@ -128,56 +77,27 @@ std::string life_row_ended(const StepRecord& s, int64_t examples) {
 
 LifeRecords parse_life_records(const std::string& text, const std::string& source) {
   LifeRecords records;
-  std::size_t from = 0;
-  std::size_t line_number = 0;
-  while (from < text.size()) {
-    const std::size_t newline = text.find('\n', from);
-    const bool complete = newline != std::string::npos;
-    const std::string line = text.substr(from, complete ? newline - from : std::string::npos);
-    from = complete ? newline + 1 : text.size();
-    ++line_number;
-    if (line_number == 1) {
-      // A header cut short: the life was killed as it began.
-      if (!complete) return records;
-      if (line != life_file_header()) {
-        throw DataError(source,
-                        "not a task's life file as this version writes them (its "
-                        "first line is not steps.csv's columns and examples)");
-      }
-      continue;
+  const CsvTable table(text, source);
+  // A header cut short: the life was killed as it began.
+  if (!table.has_header()) return records;
+  if (table.header() != split_csv_line(life_file_header())) {
+    throw DataError(source,
+                    "not a task's life file as this version writes them (its "
+                    "first line is not steps.csv's columns and examples)");
+  }
+  const std::size_t examples = table.column("examples");
+  for (std::size_t row = 0; row < table.rows(); ++row) {
+    records.steps.push_back(read_step(table, row));
+    records.examples += table.whole(row, examples);
+  }
+  // The step the life was in: its task and step were written as it began
+  // (the step's cell ends with its comma).
+  const std::vector<std::string> begun = split_csv_line(table.unfinished());
+  if (begun.size() >= 3) {
+    records.unfinished = whole_number(begun[1]);
+    if (!records.unfinished) {
+      throw DataError(source, "its last line's step is not a number: '" + begun[1] + "'");
     }
-    std::vector<std::string> cells = split(line);
-    if (!complete) {
-      // The step the life was in: its task and step were written as it
-      // began (the step's cell ends with its comma).
-      if (cells.size() >= 3) {
-        records.unfinished = RowReader(source, line_number, std::move(cells)).whole(1);
-      }
-      break;
-    }
-    if (cells.size() != kCells) {
-      throw DataError(source,
-                      fmt::format("line {}: {} cells, not {}", line_number, cells.size(), kCells));
-    }
-    const RowReader row(source, line_number, std::move(cells));
-    StepRecord s{.step = row.whole(1),
-                 .start = row.real(2),
-                 .end = row.real(3),
-                 .compute_seconds = row.real(4),
-                 .communication_seconds = row.real(5),
-                 .waiting_seconds = row.real(6),
-                 .checkpoint_seconds = row.real(7),
-                 .input_seconds = row.real(12),
-                 .bytes_sent = static_cast<uint64_t>(row.whole(8)),
-                 .bytes_received = static_cast<uint64_t>(row.whole(9)),
-                 .staleness = row.whole(10, -1),
-                 .loss = row.real(11)};
-    for (int p = 0; p < strategy::kPhases; ++p) {
-      s.phases[p] = row.real(kLeadingCells + static_cast<std::size_t>(p));
-      s.phase_cpu[p] = row.real(kLeadingCells + strategy::kPhases + static_cast<std::size_t>(p));
-    }
-    records.examples += row.whole(kCells - 1);
-    records.steps.push_back(s);
   }
   return records;
 }

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
+#include "common/atomic_file.h"
+#include "common/csv_table.h"
 #include "common/error.h"
 
 namespace distlab::sim {
@@ -129,30 +131,20 @@ const PhaseCosts& MeasuredCosts::of(strategy::Role role) const {
 
 namespace {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ',')) fields.push_back(field);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
-
 // Adds each task's first step with CPU in a phase to `totals` (steps.csv's
 // rows are in each task's step order).
 void add_first_steps(const std::string& steps_path, RunTotals& totals) {
-  std::ifstream in(steps_path);
-  if (!in) throw InputError(steps_path + ": cannot read it");
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_csv_line(line);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(steps_path, error)) {
+    throw InputError(steps_path + ": cannot read it");
+  }
+  const CsvTable steps(read_file_text(steps_path), steps_path);
   auto column = [&](const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) {
+    if (!steps.has_column(name)) {
       throw InputError(steps_path + ": no column " + name +
                        ": the run was made before distlab recorded the CPU time of each phase");
     }
-    return static_cast<std::size_t>(it - header.begin());
+    return steps.column(name);
   };
   const std::size_t task_column = column("task");
   std::array<std::size_t, strategy::kPhases> cpu_column{};
@@ -168,22 +160,14 @@ void add_first_steps(const std::string& steps_path, RunTotals& totals) {
     std::array<double, strategy::kPhases> sum{}, squares{};
   };
   std::map<std::string, LogSums> logs;
-  int row = 1;
-  while (std::getline(in, line)) {
-    ++row;
-    if (line.empty()) continue;
-    const std::vector<std::string> fields = split_csv_line(line);
-    if (fields.size() != header.size()) {
-      throw InputError(fmt::format("{}:{}: {} fields, the header has {}", steps_path, row,
-                                   fields.size(), header.size()));
-    }
-    const std::string& task = fields[task_column];
+  for (std::size_t row = 0; row < steps.rows(); ++row) {
+    const std::string& task = steps.cell(row, task_column);
     const bool server = task.rfind("ps:", 0) == 0;
     ClassTotals& c = totals.by_class[at(server ? TaskClass::kServer : TaskClass::kReplica)];
     auto& first_seen = seen[task];
     LogSums& log_sums = logs[task];
     for (std::size_t p = 0; p < cpu_column.size(); ++p) {
-      const double cpu = std::strtod(fields[cpu_column[p]].c_str(), nullptr);
+      const double cpu = steps.real(row, cpu_column[p]);
       if (!(cpu > 0)) continue;
       if (first_seen[p]) {
         log_sums.n[p] += 1;

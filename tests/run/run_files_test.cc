@@ -8,13 +8,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/csv_table.h"
 #include "common/error.h"
+#include "run/steps_csv.h"
 #include "tests/run/sample_run.h"
 #include "tests/support/temp_files.h"
 
@@ -243,6 +246,42 @@ TEST_CASE("steps.csv has one row per task per step, empty staleness and loss whe
   CHECK(ps[0] == "ps:0");
   CHECK(ps[10] == "2");
   CHECK(ps[11].empty());  // NaN loss
+}
+
+TEST_CASE("a step's cells read back as the same step, with steps.csv's columns by name") {
+  distlab::strategy::StepRecord s{.step = 7,
+                                  .start = 0.125,
+                                  .end = 0.1875,
+                                  .compute_seconds = 1.0 / 3,
+                                  .communication_seconds = 2e-7,
+                                  .waiting_seconds = 0,
+                                  .checkpoint_seconds = 0.5,
+                                  .input_seconds = 0.001,
+                                  .bytes_sent = 123456789012,
+                                  .bytes_received = 42,
+                                  .staleness = -1,
+                                  .loss = std::numeric_limits<double>::quiet_NaN()};
+  for (int p = 0; p < distlab::strategy::kPhases; ++p) {
+    s.phases[p] = 0.01 * p;
+    s.phase_cpu[p] = 0.003 * p + 1e-9;
+  }
+  const std::string text =
+      distlab::run::steps_csv_header() + "\nchief:0,7," + distlab::run::step_cells(s) + "\n";
+  const distlab::CsvTable table(text, "steps.csv");
+  const distlab::strategy::StepRecord back = distlab::run::read_step(table, 0);
+  CHECK(back.step == 7);
+  CHECK(back.start == s.start);
+  CHECK(back.end == s.end);
+  CHECK(back.compute_seconds == s.compute_seconds);  // the shortest text that reads back
+  CHECK(back.communication_seconds == s.communication_seconds);
+  CHECK(back.checkpoint_seconds == s.checkpoint_seconds);
+  CHECK(back.input_seconds == s.input_seconds);
+  CHECK(back.bytes_sent == s.bytes_sent);
+  CHECK(back.bytes_received == s.bytes_received);
+  CHECK(back.staleness == -1);
+  CHECK(std::isnan(back.loss));
+  CHECK(back.phases == s.phases);
+  CHECK(back.phase_cpu == s.phase_cpu);
 }
 
 TEST_CASE("curve.csv holds the chief's evaluations") {

@@ -216,7 +216,7 @@ TEST_CASE("a run without CPU time by phase is refused, naming the task or column
   {
     const TemporaryRun run(summary, std::string(kStepsHeader) + "chief:0,0,1\n");
     CHECK_THROWS_WITH(sim::read_run_totals(run.path.string()),
-                      Catch::Contains("steps.csv:2: 3 fields, the header has 12"));
+                      Catch::Contains("steps.csv: line 2: 3 cells, the header has 12"));
   }
   CHECK_THROWS_WITH(sim::read_run_totals("/nonexistent"), Catch::Contains("cannot read it"));
 }
