@@ -414,7 +414,7 @@ TEST_CASE("A machine's core_sharing: loads growing, each a pair, checked by key"
   const TempCatalog file(kHead + kBox +
                          "    core_sharing: {correlation_us: 850, spread_by_load: [[2, 0.07], "
                          "[4, 0.2]]}\n");
-  const auto& sharing = MachineCatalog::load(file.path()).machine("box").core_sharing;
+  const auto sharing = MachineCatalog::load(file.path()).machine("box").core_sharing;
   CHECK(sharing.measured());
   CHECK_THAT(sharing.correlation_seconds, WithinRel(850e-6, 1e-12));
   REQUIRE(sharing.spread_by_load.size() == 2);
