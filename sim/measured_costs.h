@@ -37,12 +37,12 @@ namespace distlab::sim {
 // 0.01 simulated).
 // With real runs of different numbers of replicas (the chief alone with
 // a server, a ring of two, a ring of four), the scale is a line in the
-// tasks computing beside the work at the time, up to the most measured:
+// other replicas that share the task's machine, up to the most measured:
 // a forward pass of the lab CNN costs 0.8 of the model's CPU beside one
 // other replica and 1.0 beside three (the cores' caches and memory
 // shared).
 struct PhaseCost {
-  double scale = 1;  // with `scale_per_neighbour`: beside no task computing
+  double scale = 1;  // with `scale_per_neighbour`: beside no other replica
   double scale_per_neighbour = 0;
   int max_neighbours = 0;  // the most measured beside; more are charged as these
   double cpu_seconds_per_work = 0;
@@ -56,12 +56,16 @@ using PhaseCosts = std::array<PhaseCost, strategy::kPhases>;
 struct TaskCosts {
   PhaseCosts phases{};
   uint64_t seed = 0;
-  // The tasks computing on the shared host now (one_host), which every
-  // task's runtime counts itself in and out of; none elsewhere.
-  int* computing = nullptr;
+  // The other replicas on the task's machine (one_host), beside which its
+  // work is charged: as the fit set each run's scale against its replicas
+  // less one (fit_measured_costs), whatever computes at the moment. (It
+  // once took the tasks computing when each piece of work started; a
+  // message is mostly sent while few compute, so a ring of five paid its
+  // messages at the scale of a ring of two: 2.7 times their real CPU.)
+  int neighbours = 0;
 };
 
-// A phase's scale beside `neighbours` tasks computing.
+// A phase's scale beside `neighbours` other replicas.
 double scale_beside(const PhaseCost& cost, int neighbours);
 
 // The two kinds of task whose work differs.

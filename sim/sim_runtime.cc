@@ -59,7 +59,7 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       compute_threads_(shared_cores > 0 ? std::clamp(device_.threads, 1, shared_cores) : 0),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
       phase_costs_(costs.phases),
-      computing_(costs.computing),
+      neighbours_(costs.neighbours),
       spread_random_(costs.seed),
       share_weights_(shared_cores > 0 ? share : ShareUnevenness{}, costs.seed) {}
 
@@ -71,8 +71,7 @@ double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
   if (device_.runs_ahead) return seconds;  // measured on CPUs only
   const auto p = static_cast<std::size_t>(strategy::index_of(phase));
   const PhaseCost& cost = phase_costs_[p];
-  const int neighbours = computing_ ? *computing_ : 0;
-  double step = seconds > 0 ? seconds * scale_beside(cost, neighbours)
+  double step = seconds > 0 ? seconds * scale_beside(cost, neighbours_)
                             : cost.cpu_seconds_per_work / charged_threads();
   if (cost.spread > 0 && step > 0) {
     // A lognormal of the same mean: exp(spread z - spread^2 / 2).
@@ -115,17 +114,6 @@ void SimRuntime::spend_compute(double seconds) {
   // Alone, each of the threads computes at one core's speed for `seconds`;
   // beside other tasks' executions, SimGrid shares the cores among all, in
   // proportion to their weights (core_sharing.h).
-  // Counted among the tasks computing while it computes, even when killed
-  // meanwhile (the kill unwinds through here).
-  struct Computing {
-    int* count;
-    explicit Computing(int* c) : count(c) {
-      if (count) ++*count;
-    }
-    ~Computing() {
-      if (count) --*count;
-    }
-  } computing(computing_);
   run_on_shared_cores(seconds, compute_threads_);
 }
 

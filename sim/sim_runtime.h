@@ -114,7 +114,7 @@ class SimRuntime : public strategy::Runtime {
   int compute_threads_ = 0;        // on a shared host; 0: the host is the task's own
   MessageCpu message_cpu_;         // what a message costs the shared host
   PhaseCosts phase_costs_;         // the model's costs, as a real run measured them
-  int* computing_ = nullptr;       // the tasks computing on the shared host now
+  int neighbours_ = 0;             // the other replicas on its machine (TaskCosts)
   std::mt19937_64 spread_random_;  // draws the spread of each step's work
   ShareWeights share_weights_;     // the task's uneven share of the shared cores
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done

@@ -51,7 +51,6 @@ struct TaskSupervisor::State {
 
   const run::Scenario& scenario;
   const ClusterPlan& plan;
-  int computing_now = 0;  // on the one_host shared host (TaskCosts::computing)
   std::vector<s4u::Host*> hosts;
   MailboxTable& mailboxes;
   strategy::TrainingSetup& setup;
@@ -116,7 +115,7 @@ struct TaskSupervisor::State {
   TaskCosts costs_of(int t, uint32_t incarnation) {
     TaskCosts costs = plan.hosts[t].costs;
     costs.seed += 0xD1B54A32D192ED03ULL * incarnation;
-    if (plan.one_host) costs.computing = &computing_now;
+    if (plan.one_host) costs.neighbours = plan.cluster.replicas() - 1;
     return costs;
   }
 

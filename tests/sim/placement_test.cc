@@ -15,14 +15,17 @@
 #include "run/run_files.h"
 #include "run/scenario.h"
 #include "sim/machine.h"
+#include "sim/measured_costs.h"
 #include "sim/platform.h"
 #include "sim/simulation.h"
 #include "simulation_harness.h"
+#include "strategy/phase.h"
 #include "support/error_message.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using distlab::strategy::Phase;
 using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
 using nlohmann::json;
@@ -183,6 +186,45 @@ TEST_CASE("one_host shares the cores as unevenly as the machine's core_sharing s
   CHECK(
       step_spread("again", "{correlation_us: 100, spread_by_load: [[2, 0.8], [4, 1.0]]}").second ==
       Approx(uneven));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a replica's measured work is charged beside the other replicas on its machine") {
+  // Forward passes measured at 1.0 of the model's CPU beside no other
+  // replica and 0.25 more for each other one (up to three): a ring of two
+  // pays 1.25 times the model's forward CPU, a ring of four 1.75 times,
+  // every step, whatever else computes at the moment.
+  const std::string dir = scratch_folder_with_tiny_model(4);
+  const std::string catalog = write_catalog(dir, {.cores = 4, .threads = 1, .dense_op_us = 1000});
+  distlab::sim::MeasuredCosts measured;
+  measured.measured[0] = true;
+  auto& forward = measured.by_class[0][distlab::strategy::index_of(Phase::kForward)];
+  forward = {.scale = 1.0, .scale_per_neighbour = 0.25, .max_neighbours = 3};
+  auto forward_cpu = [&](const std::string& name, int workers, bool with_costs) {
+    const std::string ring =
+        "model: tiny.yaml\ndata: synthetic:640\nfidelity: timing\n"
+        "cluster:\n  machine: box\n  chief: 1\n  workers: " +
+        std::to_string(workers) +
+        "\n  placement: one_host\nstrategy:\n  name: allreduce\n"
+        "training:\n  batch_size: 16\n  steps: 4\n";
+    const json run = simulate_yaml(dir, name, ring, catalog, {},
+                                   with_costs ? std::optional(measured) : std::nullopt);
+    std::vector<double> cpu;
+    for (const json& step : run["tasks"][0]["step_phase_cpu"]) {
+      cpu.push_back(step[distlab::strategy::index_of(Phase::kForward)].get<double>());
+    }
+    return cpu;
+  };
+  for (const auto& [workers, scale] : {std::pair{1, 1.25}, std::pair{3, 1.75}}) {
+    INFO(workers + 1 << " replicas");
+    const std::vector<double> model = forward_cpu("model", workers, false);
+    const std::vector<double> charged = forward_cpu("charged", workers, true);
+    REQUIRE(model.size() == charged.size());
+    for (std::size_t i = 0; i < model.size(); ++i) {
+      CHECK(model[i] > 0);
+      CHECK(charged[i] == Approx(scale * model[i]).epsilon(1e-9));
+    }
+  }
   fs::remove_all(dir);
 }
 

@@ -32,7 +32,8 @@ void write_bn_model(const std::string& folder) {
 
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              const std::string& yaml, const std::string& catalog,
-                             const run::CheckpointRequest& checkpoints) {
+                             const run::CheckpointRequest& checkpoints,
+                             const std::optional<sim::MeasuredCosts>& measured) {
   const std::string path = folder + "/" + name + ".yaml";
   std::ofstream(path) << yaml;
   return nlohmann::json::parse(in_child_process([&] {
@@ -42,6 +43,7 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
     sim::SimulationOptions options;
     options.compute_threads = 2;
     options.checkpoints = checkpoints;
+    options.measured_costs = measured;
     const run::RunResult r = sim::simulate(scenario, machines, options);
     nlohmann::json out = {{"run_seconds", r.run_seconds},
                           {"final_loss", r.final_loss},

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "run/checkpoint_plan.h"
+#include "sim/measured_costs.h"
 
 namespace distlab::testing {
 
@@ -33,6 +35,7 @@ void write_bn_model(const std::string& folder);
 // recovery, restored_step, lost_steps, recovery_seconds).
 nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              const std::string& yaml, const std::string& catalog = "",
-                             const run::CheckpointRequest& checkpoints = {});
+                             const run::CheckpointRequest& checkpoints = {},
+                             const std::optional<sim::MeasuredCosts>& measured = std::nullopt);
 
 }  // namespace distlab::testing
