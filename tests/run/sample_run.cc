@@ -1,5 +1,6 @@
 #include "tests/run/sample_run.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 
 namespace distlab::test {
@@ -88,6 +89,26 @@ RunResult three_tasks(const std::string& fidelity) {
   r.tasks[0].curve.push_back({1.0, 2, 0.9, 0.8, 0.7});
   r.tasks[0].curve.push_back({2.0, 4, 0.6, kNaN, 0.75});
   return r;
+}
+
+void check_same_step(const strategy::StepRecord& got, const strategy::StepRecord& want) {
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  CHECK(got.step == want.step);
+  CHECK(same(got.start, want.start));
+  CHECK(same(got.end, want.end));
+  CHECK(same(got.compute_seconds, want.compute_seconds));
+  CHECK(same(got.communication_seconds, want.communication_seconds));
+  CHECK(same(got.waiting_seconds, want.waiting_seconds));
+  CHECK(same(got.checkpoint_seconds, want.checkpoint_seconds));
+  CHECK(same(got.input_seconds, want.input_seconds));
+  CHECK(got.bytes_sent == want.bytes_sent);
+  CHECK(got.bytes_received == want.bytes_received);
+  CHECK(got.staleness == want.staleness);
+  CHECK(same(got.loss, want.loss));
+  for (int p = 0; p < strategy::kPhases; ++p) {
+    CHECK(same(got.phases[p], want.phases[p]));
+    CHECK(same(got.phase_cpu[p], want.phase_cpu[p]));
+  }
 }
 
 }  // namespace distlab::test

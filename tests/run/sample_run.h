@@ -17,4 +17,8 @@ strategy::TaskLog task(strategy::Role role, int index, int scale, const std::str
 // fidelity has no loss, accuracy or weights.
 run::RunResult three_tasks(const std::string& fidelity = "full");
 
+// Checks, field by field, that a step read back is the step written (a
+// NaN where the other has a NaN).
+void check_same_step(const strategy::StepRecord& got, const strategy::StepRecord& want);
+
 }  // namespace distlab::test
