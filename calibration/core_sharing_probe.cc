@@ -42,7 +42,6 @@ std::vector<BurstEnds> run_tasks(int tasks, int threads, double seconds) {
   std::vector<BurstEnds> ends(static_cast<std::size_t>(tasks));
   std::vector<std::unique_ptr<std::barrier<>>> together;
   for (int t = 0; t < tasks; ++t) together.push_back(std::make_unique<std::barrier<>>(threads));
-  std::atomic<bool> go{false};
   const double start = clock_seconds(CLOCK_MONOTONIC) + 0.01;
   std::vector<std::atomic<bool>> stop(static_cast<std::size_t>(tasks));
   std::vector<std::thread> running;
@@ -144,22 +143,20 @@ CoreSharingMeasurement measure_core_sharing(int cores, int threads_per_task,
   for (const double load : kLoads) {
     const int tasks = std::max(
         2, static_cast<int>(std::lround(load * cores / static_cast<double>(threads_per_task))));
+    const double real_load = static_cast<double>(tasks * threads_per_task) / cores;
+    // Loads that rounding made equal are measured once.
+    auto& points = m.sharing.spread_by_load;
+    if (!points.empty() && points.back().first == real_load) continue;
     const std::vector<BurstEnds> ends = run_tasks(tasks, threads_per_task, seconds);
     std::vector<std::pair<double, double>> by_window;
     for (const double window : kWindows) {
       by_window.emplace_back(window,
                              log_share_spread(ends, window, kWarmUpShare * seconds, seconds));
     }
-    const double real_load = static_cast<double>(tasks * threads_per_task) / cores;
-    m.sharing.spread_by_load.emplace_back(real_load, by_window.front().second);
+    points.emplace_back(real_load, by_window.front().second);
     correlations.push_back(fit_correlation_seconds(by_window));
     m.spread_by_window.push_back(std::move(by_window));
   }
-  // Loads that rounding made equal keep the first.
-  auto& points = m.sharing.spread_by_load;
-  points.erase(std::unique(points.begin(), points.end(),
-                           [](const auto& a, const auto& b) { return a.first == b.first; }),
-               points.end());
   std::sort(correlations.begin(), correlations.end());
   m.sharing.correlation_seconds = correlations[correlations.size() / 2];
   return m;

@@ -30,7 +30,6 @@ class CsvTable {
   // header line has no columns and no rows.
   CsvTable(const std::string& text, std::string source);
 
-  const std::string& source() const { return source_; }
   const std::vector<std::string>& header() const { return header_; }
   bool has_header() const { return !header_.empty(); }
   std::size_t rows() const { return rows_.size(); }

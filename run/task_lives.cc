@@ -4,16 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 
 #include "common/atomic_file.h"
 #include "common/csv_table.h"
 #include "common/error.h"
-#include "run/run_files.h"
 #include "run/steps_csv.h"
 
 namespace distlab::run {

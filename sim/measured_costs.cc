@@ -1,10 +1,7 @@
 #include "sim/measured_costs.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
