@@ -117,6 +117,14 @@ void RecoveryPolicy::recovered(double seconds) {
   if (!failures_.empty()) failures_.back().recovery_seconds = seconds;
 }
 
+bool RecoveryPolicy::nothing_to_rejoin(const std::vector<bool>& ended) const {
+  for (int t = 0; t < cluster_.task_count(); ++t) {
+    const bool ended_here = static_cast<std::size_t>(t) < ended.size() && ended[t];
+    if (cluster_.task_at(t).role == strategy::Role::kPs && !ended_here) return false;
+  }
+  return true;
+}
+
 std::string RecoveryPolicy::describe_latest(const std::string& clock) const {
   if (failures_.empty()) return "";
   const Failure& f = failures_.back();

@@ -13,6 +13,8 @@
 //     run's clock on either backend.
 //   - A task whose strategy lets it rejoin (an asynchronous worker) is
 //     restarted alone while the others go on. It loses the step it was in.
+//     Once the parameter servers have ended, it is not restarted: there is
+//     nothing left to rejoin.
 //   - Any other death rolls the run back: every task starts again from the
 //     newest valid checkpoint, or from where the run started, and the
 //     chief's steps since then are lost.
@@ -100,6 +102,11 @@ class RecoveryPolicy {
   // The failed task (rejoin) or the run (rollback) runs again `seconds`
   // after the latest failure.
   void recovered(double seconds);
+  // Whether a task told to rejoin has nothing left to rejoin: every
+  // parameter server has ended (`ended`, per task ordinal, says which tasks
+  // ended their run). It would wait for servers that are not coming, so it
+  // is not restarted.
+  bool nothing_to_rejoin(const std::vector<bool>& ended) const;
 
   const std::vector<Failure>& failures() const { return failures_; }
   // For the user, about the latest failure: "worker:1 died (mtbf) at 2.31

@@ -277,12 +277,9 @@ struct TaskSupervisor::State {
       s4u::this_actor::sleep_for(delay);
       // A rollback meanwhile restarted every task already.
       if (slots[t].incarnation != next || slots[t].alive) return;
-      // It failed after its work was done and the servers have gone:
-      // there is nothing to rejoin.
-      const bool servers_gone = std::all_of(slots.begin(), slots.end(), [](const Slot& s) {
-        return s.task.role != strategy::Role::kPs || s.finished;
-      });
-      if (servers_gone) {
+      std::vector<bool> ended;
+      for (const Slot& s : slots) ended.push_back(s.finished);
+      if (policy.nothing_to_rejoin(ended)) {
         report({Event::kFinished, t, next, ""});
         return;
       }

@@ -93,6 +93,8 @@ class Launcher {
   int blame(int t);
   bool recover(int cause);
   void lost_after_goodbye(int t);
+  void lost_after_servers_ended(int t, const std::string& cause);
+  std::vector<bool> ended_well() const;
   void give_up_rejoin();
   void rejoin(int t);
   void roll_back();
@@ -225,6 +227,10 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
   if (incarnations_[static_cast<std::size_t>(t)] == 0 &&
       strategy::task_name(spec_.task_at(t)) == o_.crash_before_connect) {
     args.push_back("--crash-before-connect");
+  }
+  if (incarnations_[static_cast<std::size_t>(t)] == 0 &&
+      strategy::task_name(spec_.task_at(t)) == o_.crash_before_finished) {
+    args.push_back("--crash-before-finished");
   }
   for (const int64_t step : policy_.step_faults(t)) {
     args.push_back("--crash-at-step");
@@ -408,6 +414,10 @@ bool Launcher::recover(int t) {
       failed_ = dead.name();
       return false;
     case run::Recovery::kRejoin:
+      if (policy_.nothing_to_rejoin(ended_well())) {
+        lost_after_servers_ended(t, cause);
+        return true;
+      }
       rejoin(t);
       break;
     case run::Recovery::kRollback:
@@ -428,6 +438,25 @@ void Launcher::lost_after_goodbye(int t) {
                                        ") once its training and goodbyes were done, before it "
                                        "wrote its report; it was not restarted"});
   say(dead.name() + " died (" + cause + ") after its goodbyes: nothing to recover but its report");
+}
+
+// A task that would rejoin once its parameter servers have ended: restarted,
+// it would wait for servers that are not coming (and, failing again and
+// again, be restarted for ever), so it is not; the run directory names its
+// report missing.
+void Launcher::lost_after_servers_ended(int t, const std::string& cause) {
+  missing_.push_back({children_[t].name(), "it died (" + cause +
+                                               ") after the parameter servers had ended: there was "
+                                               "nothing to rejoin, so it was not restarted"});
+  say(children_[t].name() + " died (" + cause +
+      ") after the parameter servers had ended: nothing to rejoin, so it is not restarted");
+}
+
+// Which tasks have ended their run well, per ordinal.
+std::vector<bool> Launcher::ended_well() const {
+  std::vector<bool> ended;
+  for (const ChildProcess& child : children_) ended.push_back(child.exited() && child.succeeded());
+  return ended;
 }
 
 // The task restarted to rejoin cannot: the run has ended without it.

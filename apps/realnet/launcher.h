@@ -37,6 +37,9 @@ struct LaunchOptions {
   // Fault injection (tests): this task dies in its first life before it
   // listens or dials, while its peers connect (they dial it meanwhile).
   std::string crash_before_connect;
+  // Fault injection (tests): this task dies in its first life a second
+  // after its goodbyes, before it tells the launcher they are done.
+  std::string crash_before_finished;
 };
 
 // Returns the exit status: 0, or 1 when a task failed.

@@ -27,9 +27,10 @@ struct Options {
   realnet::TaskProcessOptions task;
   std::optional<uint64_t> seed;
   std::optional<int64_t> checkpoint_every;
-  run::Provenance provenance;             // the command line, version and this machine
-  std::string crash_task_after_goodbye;   // --launch's fault injection (tests)
-  std::string crash_task_before_connect;  // --launch's fault injection (tests)
+  run::Provenance provenance;              // the command line, version and this machine
+  std::string crash_task_after_goodbye;    // --launch's fault injection (tests)
+  std::string crash_task_before_connect;   // --launch's fault injection (tests)
+  std::string crash_task_before_finished;  // --launch's fault injection (tests)
 };
 
 int realnet_command(Options& o) {
@@ -51,7 +52,8 @@ int realnet_command(Options& o) {
                                   .quiet = o.task.quiet,
                                   .provenance = o.provenance,
                                   .crash_after_goodbye = o.crash_task_after_goodbye,
-                                  .crash_before_connect = o.crash_task_before_connect};
+                                  .crash_before_connect = o.crash_task_before_connect,
+                                  .crash_before_finished = o.crash_task_before_finished};
     return realnet::launch(launch);
   }
   if (o.task.scenario.empty()) throw InputError("give --scenario FILE (or --launch FILE)");
@@ -84,6 +86,9 @@ void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
       ->group("");
   app.add_flag("--crash-before-connect", task.crash_before_connect,
                "fault injection: die before listening or dialling any peer (tests)")
+      ->group("");
+  app.add_flag("--crash-before-finished", task.crash_before_finished,
+               "fault injection: die a second after the goodbyes, before saying so (tests)")
       ->group("");
 }
 
@@ -138,6 +143,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--crash-task-before-connect", o.crash_task_before_connect,
                  "--launch's fault injection: ROLE:INDEX dies in its first life before it "
                  "listens or dials, as its peers connect (tests)")
+      ->group("");
+  app.add_option("--crash-task-before-finished", o.crash_task_before_finished,
+                 "--launch's fault injection: ROLE:INDEX dies in its first life a second after "
+                 "its goodbyes, before it tells the launcher (tests)")
       ->group("");
   app.add_flag("--quiet", o.task.quiet, "no progress display, table or messages");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "apps/realnet/real_scenario.h"
 #include "common/error.h"
@@ -150,6 +152,11 @@ int TaskProcess::run() {
   std::string kept;  // where a task other than the chief keeps its report
   run::GatheredReports gathered = hand_over(runtime, report, kept);
   runtime.disconnect();
+  if (o_.crash_before_finished) {
+    // Long enough for peers that waited only for its goodbye to end.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    crash("before finished");
+  }
   if (o_.progress_lines) {
     // For the launcher: nothing of the run waits for this task any more
     // (its peers have its goodbye); its report alone is to come.

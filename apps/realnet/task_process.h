@@ -48,8 +48,11 @@ struct TaskProcessOptions {
   std::vector<uint32_t> incarnations;
   bool rejoin = false;
   std::vector<int64_t> crash_at_steps;
-  bool crash_before_report = false;   // fault injection: dies once trained, its report unsent
-  bool crash_after_goodbye = false;   // fault injection: dies once its goodbyes are done
+  bool crash_before_report = false;  // fault injection: dies once trained, its report unsent
+  bool crash_after_goodbye = false;  // fault injection: dies once its goodbyes are done
+  // Fault injection: dies a second after its goodbyes, before it tells the
+  // launcher they are done (a kill that falls in between).
+  bool crash_before_finished = false;
   bool crash_before_connect = false;  // fault injection: dies as its peers start connecting
   bool quiet = false;
   run::Provenance provenance;  // for the chief's summary.json: the command, version, machine

@@ -239,4 +239,28 @@ check "sync, a worker dies after its goodbyes: not restarted, its report missing
   report_missing late-sync worker:0 "$(field whole steps)"
 check "sync, a worker dies after its goodbyes: the weights of the run that never failed" \
   [ "$(field late-sync weights_sha256)" = "$expected" ]
+# A kill that falls between a worker's goodbyes and its word to the
+# launcher that they are done: the servers end meanwhile (a loaded
+# machine may have it restarted first, and stopped as the servers end). It
+# is not restarted once they have, for there is nothing left to rejoin. (It used to be, again
+# and again: under an mtbf fault, a rejoining worker that waited for the
+# ended servers was killed before its connect timeout, for ever.)
+set +e
+"$realnet" --launch "$ps" "${ps_small[@]}" --crash-task-before-finished worker:1 \
+  --out "$work/unannounced" 2>"$work/unannounced.err"
+echo $? >"$work/unannounced.status"
+set -e
+unannounced_not_restarted() {
+  [ "$(cat "$work/unannounced.status")" = 1 ] &&
+    grep -q "error: the report of worker:1 is missing" "$work/unannounced.err" &&
+    "$py" - "$work/unannounced" "$steps" <<'PY'
+import json, sys
+summary = json.load(open(sys.argv[1] + "/summary.json"))
+assert [m["task"] for m in summary["missing_reports"]] == ["worker:1"], summary["missing_reports"]
+assert [f["task"] for f in summary["failures"]] == ["worker:1"], summary["failures"]
+assert summary["steps"] == int(sys.argv[2]), summary["steps"]
+PY
+}
+check "async PS, a worker dies after its goodbyes, unannounced: not restarted, exit 1" \
+  unannounced_not_restarted
 exit $failures

@@ -1,7 +1,8 @@
 // The recovery policy both backends carry out: when faults strike (one
 // seeded clock per fault and task), that each fault at a step fires once,
-// who rejoins and who rolls back, what a rollback loses, the restart
-// budget, and where a rollback goes on from.
+// who rejoins and who rolls back, when there is nothing left to rejoin,
+// what a rollback loses, the restart budget, and where a rollback goes on
+// from.
 #include "run/recovery.h"
 
 #include <unistd.h>
@@ -132,6 +133,22 @@ TEST_CASE("recovery: an asynchronous worker rejoins alone, everyone else rolls t
   const run::Scenario ring = scenario("mnist_cnn_sync.yaml", {});
   RecoveryPolicy ring_policy(ring, ring.cluster.spec);
   CHECK(ring_policy.on_failure(1, "at_step 3", 1, true) == Recovery::kRollback);
+}
+
+TEST_CASE("recovery: once every parameter server has ended, there is nothing to rejoin") {
+  const run::Scenario two_servers =
+      scenario("ps_4workers.yaml", {{"faults", "[]"}, {"cluster.ps", "2"}});
+  const strategy::ClusterSpec& spec = two_servers.cluster.spec;
+  RecoveryPolicy policy(two_servers, spec);
+  std::vector<bool> ended(static_cast<std::size_t>(spec.task_count()), false);
+  CHECK_FALSE(policy.nothing_to_rejoin(ended));
+  // Workers and the chief that are done hold nothing a rejoiner needs.
+  for (int t = 0; t < spec.task_count(); ++t) ended[t] = spec.task_at(t).role != Role::kPs;
+  CHECK_FALSE(policy.nothing_to_rejoin(ended));
+  ended[spec.ordinal({Role::kPs, 0})] = true;
+  CHECK_FALSE(policy.nothing_to_rejoin(ended));  // one server still serves
+  ended[spec.ordinal({Role::kPs, 1})] = true;
+  CHECK(policy.nothing_to_rejoin(ended));
 }
 
 TEST_CASE("recovery: a rollback loses the chief's steps since the checkpoint it goes on from") {
