@@ -16,8 +16,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using distlab::testing::write_bn_model;
 using nlohmann::json;
 
@@ -49,7 +49,8 @@ TEST_CASE("a resumed synchronous run ends with the weights of the run that never
   const std::string strategy =
       GENERATE(as<std::string>{}, "local", "allreduce", "parameter_server sync");
   INFO(strategy);
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(strategy, 10));
   const json first = simulate_yaml(dir, "first", scenario(strategy, 6, checkpoint_every(4)), "",
@@ -82,7 +83,8 @@ TEST_CASE("a resumed synchronous run ends with the weights of the run that never
 TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus a per-file cost") {
   const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
   INFO(fidelity);
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const auto catalog = distlab::sim::MachineCatalog::load_default();
   const auto& machine = catalog.machine("n1-standard-4");
@@ -116,7 +118,8 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
 
 TEST_CASE(
     "under sync the other replicas wait for the chief's checkpoint; under async they do not") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   // A slow disk, so that a checkpoint dwarfs a step.
   std::string catalog =
@@ -147,7 +150,8 @@ TEST_CASE(
 }
 
 TEST_CASE("an asynchronous parameter-server run resumes from the chief's step") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   simulate_yaml(dir, "first", scenario("parameter_server async", 5, checkpoint_every(5)), "",
                 {.run_directory = dir + "/first"});

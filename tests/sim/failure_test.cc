@@ -17,8 +17,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using distlab::testing::write_bn_model;
 using nlohmann::json;
 
@@ -50,7 +50,8 @@ TEST_CASE(
     "failed") {
   const std::string fidelity = GENERATE(as<std::string>{}, "full", "timing");
   INFO(fidelity);
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 12, "", fidelity));
   const std::string faults =
@@ -84,7 +85,8 @@ TEST_CASE(
 }
 
 TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const json whole = simulate_yaml(dir, "whole", scenario(kRing, kAllReduce, 6, ""));
   const json failed = simulate_yaml(
@@ -98,7 +100,8 @@ TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
 }
 
 TEST_CASE("failures: an asynchronous worker that fails rejoins while the others go on") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const json run = simulate_yaml(
       dir, "async",
@@ -126,7 +129,8 @@ TEST_CASE("failures: an asynchronous worker that fails rejoins while the others 
 }
 
 TEST_CASE("failures: a parameter server that fails rolls every task back") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const json run = simulate_yaml(
       dir, "ps",
@@ -153,7 +157,8 @@ TEST_CASE("failures: a parameter server that fails rolls every task back") {
 }
 
 TEST_CASE("failures: failures at exponential times are drawn from the scenario's seed") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   // A mean time between failures of a few steps' time, on every task.
   const std::string faults =
@@ -177,7 +182,8 @@ TEST_CASE("failures: failures at exponential times are drawn from the scenario's
 }
 
 TEST_CASE("failures: a run that keeps failing gives up after max_restarts") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   const std::string path = dir + "/doomed.yaml";
   std::ofstream(path) << scenario(
@@ -200,7 +206,8 @@ TEST_CASE("failures: a run that keeps failing gives up after max_restarts") {
 }
 
 TEST_CASE("failures: a rollback while a worker waits to rejoin restarts that worker once") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_bn_model(dir);
   // worker:1 dies early and would come back 5 s later; ps:0 dies 1 s in,
   // and its rollback restarts every task, worker:1 included.

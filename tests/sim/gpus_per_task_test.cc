@@ -17,8 +17,8 @@
 namespace {
 
 using distlab::strategy::DeviceCollective;
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 const char* kCatalog = DISTLAB_SOURCE_DIR "/scenarios/machines.yaml";
@@ -55,7 +55,8 @@ TEST_CASE("a collective among a task's GPUs takes NCCL's ring time over their bu
 }
 
 TEST_CASE("a task of several GPUs gets them and its machine's bus, parameter servers do not") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const auto catalog = distlab::sim::MachineCatalog::load(kCatalog);
   auto plan_of = [&](const std::string& yaml) {
     const std::string path = dir + "/plan.yaml";
@@ -82,7 +83,8 @@ TEST_CASE("a task of several GPUs gets them and its machine's bus, parameter ser
 }
 
 TEST_CASE("towers shorten a step's compute, the bus adds to its communication, the weights stay") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const auto catalog = distlab::sim::MachineCatalog::load(kCatalog);
   const auto& machine = catalog.machine("complex_model_m_gpu");
   for (const char* strategy : {"  name: allreduce\n", "  name: parameter_server\n"}) {
@@ -114,7 +116,8 @@ TEST_CASE("towers shorten a step's compute, the bus adds to its communication, t
 }
 
 TEST_CASE("a model that fills a GPU steps faster in towers") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   auto worker_step = [&](int gpus) {
     const json run = simulate_yaml(
         dir, "cnn" + std::to_string(gpus),

@@ -9,8 +9,8 @@
 
 namespace {
 
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 constexpr int kSteps = 6;
@@ -33,7 +33,8 @@ const std::string kInput =
 }  // namespace
 
 TEST_CASE("a GPU task waits on a slow input pipeline, and preprocessing saves the wait") {
-  const std::string dir = scratch_folder_with_tiny_model(5);
+  const TinyModelFolder scratch(5);
+  const std::string& dir = scratch.path();
   const json bare = simulate_yaml(dir, "bare", scenario(""));
   const json online = simulate_yaml(dir, "online", scenario(kInput));
   const json offline = simulate_yaml(dir, "offline", scenario(kInput + "  preprocessed: true\n"));

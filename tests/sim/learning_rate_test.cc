@@ -16,8 +16,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 // SGD with momentum at 0.1, and as `name`.yaml:
@@ -72,7 +72,8 @@ TEST_CASE("the chief's plateau schedule sets the rate of every replica and serve
   const std::string strategy = GENERATE(as<std::string>{}, "local", "allreduce",
                                         "parameter_server sync", "parameter_server async");
   INFO(strategy);
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   for (const char* model : {"plateau", "sensitive", "constant"}) write_model(dir, model);
   const bool one_worker = strategy.starts_with("parameter_server");
   const json scheduled =
@@ -122,7 +123,8 @@ TEST_CASE("the chief's plateau schedule sets the rate of every replica and serve
 TEST_CASE("a run with a plateau schedule resumes to the run that never stopped") {
   const std::string strategy = GENERATE(as<std::string>{}, "allreduce", "parameter_server sync");
   INFO(strategy);
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_model(dir, "plateau");
   const json whole = simulate_yaml(dir, "whole", scenario("plateau", strategy, 5));
   // Stopped after epoch 4: one epoch waited since the rate was halved, a
@@ -140,7 +142,8 @@ TEST_CASE("a run with a plateau schedule resumes to the run that never stopped")
 // Named "failures: ..." as the other tests of killed tasks, which ./test --sanitize
 // leaves out (exceptions on SimGrid's actor stacks confuse ASan).
 TEST_CASE("failures: an asynchronous chief that rejoins goes on at the servers' rate") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   write_model(dir, "plateau");
   const std::string async = "parameter_server async";
   const int per_epoch =

@@ -8,8 +8,8 @@
 
 namespace {
 
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 std::string lab_cnn(const std::string& strategy, int workers, int batch) {
@@ -24,7 +24,8 @@ std::string lab_cnn(const std::string& strategy, int workers, int batch) {
 }  // namespace
 
 TEST_CASE("the lab CNN learns as much under allreduce on 2 hosts as locally, same global batch") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const json local = simulate_yaml(dir, "local", lab_cnn("local", 0, 128));
   // batch_size is global under allreduce: 64 on each host, the same
   // windows of the same epoch order as the local run's batches of 128.

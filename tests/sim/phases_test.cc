@@ -15,7 +15,8 @@ using distlab::strategy::Phase;
 using nlohmann::json;
 
 json simulate(const std::string& name, const std::string& cluster, const std::string& strategy) {
-  const std::string folder = distlab::testing::scratch_folder_with_tiny_model(16);
+  const distlab::testing::TinyModelFolder scratch(16);
+  const std::string& folder = scratch.path();
   return distlab::testing::simulate_yaml(
       folder, name,
       "model: tiny.yaml\ndata: synthetic:600\nseed: 7\ncluster:\n  machine: n1-standard-4\n" +

@@ -26,8 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using distlab::strategy::Phase;
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 // Figures of the test machine `box`.
@@ -137,7 +137,8 @@ TEST_CASE("one_host shares its cores among the tasks' compute, per_task hosts do
                           Case{"one_host", 2, 1, 4e-3}, Case{"one_host", 2, 2, 8e-3},
                           Case{"one_host", 4, 2, 4e-3});
   INFO(c.placement << ", " << c.cores << " cores, " << c.threads << " threads per task");
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const std::string catalog =
       write_catalog(dir, {.cores = c.cores, .threads = c.threads, .dense_op_us = 1000});
   const json run = simulate_yaml(dir, "shared", allreduce(c.placement, 5, kNoLatency), catalog);
@@ -157,7 +158,8 @@ TEST_CASE("one_host shares the cores as unevenly as the machine's core_sharing s
   // Each step computes 4 ms alone; evenly shared, every step of every
   // replica takes the same time. Drawn unevenly, a replica that got a
   // small share holds the ring back, and the steps vary.
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const std::string ring =
       "model: tiny.yaml\ndata: synthetic:640\nfidelity: timing\n"
       "cluster:\n  machine: box\n  chief: 1\n  workers: 3\n"
@@ -194,7 +196,8 @@ TEST_CASE("a replica's measured work is charged beside the other replicas on its
   // replica and 0.25 more for each other one (up to three): a ring of two
   // pays 1.25 times the model's forward CPU, a ring of four 1.75 times,
   // every step, whatever else computes at the moment.
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const std::string catalog = write_catalog(dir, {.cores = 4, .threads = 1, .dense_op_us = 1000});
   distlab::sim::MeasuredCosts measured;
   measured.measured[0] = true;
@@ -229,7 +232,8 @@ TEST_CASE("a replica's measured work is charged beside the other replicas on its
 }
 
 TEST_CASE("one_host refuses what it cannot put on one machine, naming cluster.placement") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const auto catalog = distlab::sim::MachineCatalog::load(write_catalog(dir, {}));
   auto plan_error = [&](const std::string& yaml) {
     const std::string path = dir + "/refused.yaml";
@@ -261,7 +265,8 @@ TEST_CASE("one_host refuses what it cannot put on one machine, naming cluster.pl
 }
 
 TEST_CASE("a one_host plan: the machine's cores, its loopback shared, or the scenario's links") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   const auto catalog =
       distlab::sim::MachineCatalog::load(write_catalog(dir, {.cores = 3, .loopback_gb = 2}));
   auto plan_of = [&](const std::string& yaml) {
@@ -331,7 +336,8 @@ json simulated_summary(const std::string& dir, const std::string& name, const st
 }  // namespace
 
 TEST_CASE("summary.json says where the tasks ran and times training from its first step") {
-  const std::string dir = scratch_folder_with_tiny_model(4);
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
   // 2 cores, 1 thread per task: each replica's step is its own 4 ms (see
   // the sharing test above).
   const std::string catalog = write_catalog(dir, {.cores = 2, .threads = 1, .dense_op_us = 1000});
@@ -372,7 +378,8 @@ TEST_CASE("one_host with a network bandwidth: each task's own link of it, not th
   // their own (full duplex, B bytes/s each way) the two flows do not meet:
   // a round adds n / 2B, a step n / L + n / B. On the shared loopback the
   // CPU is the whole cost: a step takes n / L.
-  const std::string dir = scratch_folder_with_tiny_model(4000);
+  const TinyModelFolder scratch(4000);
+  const std::string& dir = scratch.path();
   // Loopback of 0.125 GB/s = 1 Gbit/s: the same as the first link below.
   const std::string catalog = write_catalog(dir, {.cores = 2, .loopback_gb = 0.125});
   auto median_step = [&](const std::string& name, const std::string& network) {

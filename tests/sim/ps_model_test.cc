@@ -15,8 +15,8 @@
 
 namespace {
 
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 constexpr double kLatency = 100e-6;
@@ -42,7 +42,8 @@ std::string instant_catalog(const std::string& folder) {
 TEST_CASE("a synchronous parameter-server step meets the alpha-beta model") {
   const auto [workers, servers] = GENERATE(std::pair{1, 1}, std::pair{2, 1}, std::pair{4, 1},
                                            std::pair{4, 2}, std::pair{2, 4}, std::pair{6, 3});
-  const std::string dir = scratch_folder_with_tiny_model(4000);
+  const TinyModelFolder scratch(4000);
+  const std::string& dir = scratch.path();
   const std::string yaml =
       "model: tiny.yaml\ndata: synthetic:600\ncluster:\n  machine: instant\n  chief: 0\n"
       "  workers: " +

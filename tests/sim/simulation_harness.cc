@@ -2,24 +2,18 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "child_process.h"
 #include "sim/simulation.h"
 
 namespace distlab::testing {
 
-std::string scratch_folder_with_tiny_model(int hidden) {
-  std::random_device entropy;
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("distlab-sim-" + std::to_string(entropy()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "tiny.yaml") << "name: tiny\ninput: [6]\nclasses: 3\nbatch_size: 8\n"
-                                      "layers:\n  - dense: {units: "
-                                   << hidden
-                                   << ", activation: relu}\n  - dense: {units: 3}\n"
-                                      "optimizer:\n  sgd: {learning_rate: 0.05}\n";
-  return dir.string();
+TinyModelFolder::TinyModelFolder(int hidden) : path_(temp_.path.string()) {
+  std::ofstream(temp_.path / "tiny.yaml") << "name: tiny\ninput: [6]\nclasses: 3\nbatch_size: 8\n"
+                                             "layers:\n  - dense: {units: "
+                                          << hidden
+                                          << ", activation: relu}\n  - dense: {units: 3}\n"
+                                             "optimizer:\n  sgd: {learning_rate: 0.05}\n";
 }
 
 void write_bn_model(const std::string& folder) {

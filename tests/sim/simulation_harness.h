@@ -8,12 +8,22 @@
 
 #include "run/checkpoint_plan.h"
 #include "sim/measured_costs.h"
+#include "support/temp_files.h"
 
 namespace distlab::testing {
 
-// A scratch folder with a tiny model spec (`tiny.yaml`: input [6], one
-// hidden layer of `hidden` units, 3 classes, SGD) for scenarios to name.
-std::string scratch_folder_with_tiny_model(int hidden);
+// A test's scratch folder, removed when it goes, with a tiny model spec
+// (`tiny.yaml`: input [6], one hidden layer of `hidden` units, 3 classes,
+// SGD) for scenarios to name.
+class TinyModelFolder {
+ public:
+  explicit TinyModelFolder(int hidden);
+  const std::string& path() const { return path_; }
+
+ private:
+  test::TempDir temp_;
+  std::string path_;
+};
 
 // Adds `bn.yaml` to a folder: a model with what a checkpoint must carry
 // beyond the weights (BatchNorm moving statistics, Adam's moments and step

@@ -15,8 +15,8 @@
 
 namespace {
 
-using distlab::testing::scratch_folder_with_tiny_model;
 using distlab::testing::simulate_yaml;
+using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
 constexpr int kSteps = 6;
@@ -52,7 +52,8 @@ uint64_t ring_bytes_sent(int p, int64_t floats, int rank) {
 TEST_CASE("allreduce with p replicas of a global batch trains like local with that batch") {
   const int hidden = GENERATE(5, 13);
   const int p = GENERATE(1, 2, 3, 4, 5, 6, 7, 8);
-  const std::string dir = scratch_folder_with_tiny_model(hidden);
+  const TinyModelFolder scratch(hidden);
+  const std::string& dir = scratch.path();
   // 8 examples a replica, or 8 and 9 (an uneven split, as tf.data's).
   const int batch = 8 * p + (p > 2 ? p / 2 : 0);
   const json local =
@@ -82,7 +83,8 @@ TEST_CASE("allreduce with p replicas of a global batch trains like local with th
 }
 
 TEST_CASE("allreduce in buckets reaches the same weights as in one ring") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json whole =
       simulate_yaml(dir, "whole", scenario(replicas_cluster(3), "  name: allreduce\n", 8));
   const json buckets = simulate_yaml(
@@ -100,7 +102,8 @@ TEST_CASE("allreduce in segments reaches the very same bits as with whole chunks
   const int p = GENERATE(2, 3, 5);
   // 2 floats a segment, 3 (which cuts chunks unevenly), and the default.
   const std::string segment = GENERATE("  segment_bytes: 8\n", "  segment_bytes: 12\n", "");
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json whole = simulate_yaml(
       dir, "whole", scenario(replicas_cluster(p), "  name: allreduce\n  segment_bytes: 0\n", 8));
   const json segmented = simulate_yaml(
@@ -117,7 +120,8 @@ TEST_CASE("allreduce in segments reaches the very same bits as with whole chunks
 TEST_CASE("allreduce with half-precision gradients: replicas agree and send half the bytes") {
   const int p = GENERATE(2, 3, 5);
   const std::string dtype = GENERATE("float16", "bfloat16");
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json f32 =
       simulate_yaml(dir, "f32", scenario(replicas_cluster(p), "  name: allreduce\n", 8));
   const std::string strategy = "  name: allreduce\n  gradient_dtype: " + dtype + "\n";
@@ -143,7 +147,8 @@ TEST_CASE("allreduce with half-precision gradients: replicas agree and send half
 
 TEST_CASE("a parameter server takes half-precision pushes and answers pulls in float32") {
   const int servers = GENERATE(1, 3);
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json local = simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 24));
   const json ps = simulate_yaml(
       dir, "ps",
@@ -168,7 +173,8 @@ TEST_CASE("a parameter server takes half-precision pushes and answers pulls in f
 TEST_CASE("a synchronous parameter server trains like local with the global batch") {
   const int p = GENERATE(1, 2, 3, 5, 8);
   const int servers = GENERATE(1, 2, 3);
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json local =
       simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 8 * p));
   const json ps = simulate_yaml(
@@ -196,7 +202,8 @@ TEST_CASE("a synchronous parameter server trains like local with the global batc
 
 TEST_CASE("an asynchronous parameter server with one worker is local training, bit for bit") {
   const int servers = GENERATE(1, 2, 3);
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json local = simulate_yaml(dir, "local", scenario("  chief: 1\n", "  name: local\n", 8));
   const json ps = simulate_yaml(
       dir, "ps",
@@ -209,7 +216,8 @@ TEST_CASE("an asynchronous parameter server with one worker is local training, b
 
 TEST_CASE("an asynchronous parameter server applies every push and records its staleness") {
   const int p = GENERATE(2, 4, 7);
-  const std::string dir = scratch_folder_with_tiny_model(5);
+  const TinyModelFolder scratch(5);
+  const std::string& dir = scratch.path();
   const json ps = simulate_yaml(
       dir, "ps", scenario(replicas_cluster(p, 2), "  name: parameter_server\n  mode: async\n", 8));
   int64_t pushes = 0;
@@ -234,7 +242,8 @@ TEST_CASE("an asynchronous parameter server applies every push and records its s
 }
 
 TEST_CASE("mirrored over a machine's GPUs is the same all-reduce, over the bus") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const json ring =
       simulate_yaml(dir, "ring", scenario(replicas_cluster(4), "  name: allreduce\n", 8));
   const std::string mirrored_yaml =
@@ -248,7 +257,8 @@ TEST_CASE("mirrored over a machine's GPUs is the same all-reduce, over the bus")
 }
 
 TEST_CASE("mixed precision changes the time of a step, not the weights") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   auto mirrored = [&](const std::string& name, const std::string& model, int batch,
                       const std::string& fidelity, const std::string& precision) {
     return simulate_yaml(
@@ -281,7 +291,8 @@ TEST_CASE("mixed precision changes the time of a step, not the weights") {
 }
 
 TEST_CASE("a simulation gives the same weights and times run after run") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   const std::string yaml =
       scenario(replicas_cluster(3, 2), "  name: parameter_server\n  mode: async\n", 8);
   const json first = simulate_yaml(dir, "again", yaml);
@@ -292,7 +303,8 @@ TEST_CASE("a simulation gives the same weights and times run after run") {
 }
 
 TEST_CASE("a task that fails ends the simulation with its name and reason") {
-  const std::string dir = scratch_folder_with_tiny_model(13);
+  const TinyModelFolder scratch(13);
+  const std::string& dir = scratch.path();
   // The lab CNN with a learning rate this large overflows within a few steps.
   std::string spec;
   {
