@@ -12,6 +12,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/shipped_files.h"
 #include "nn/kernels/kernels.h"
 #include "sim/machine.h"
 
@@ -199,7 +200,7 @@ void write_overlay(const std::string& path, const MachineFigures& figures) {
   }
   try {
     const auto catalog = sim::MachineCatalog::load(
-        std::vector<std::string>{DISTLAB_SOURCE_DIR "/scenarios/machines.yaml", draft});
+        std::vector<std::string>{shipped_scenarios_folder() + "/machines.yaml", draft});
     if (!catalog.machine("local").calibrated)
       throw Error("the overlay's `local` is not calibrated");
   } catch (...) {

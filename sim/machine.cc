@@ -10,6 +10,7 @@
 
 #include "common/config_node.h"
 #include "common/error.h"
+#include "common/shipped_files.h"
 
 namespace distlab::sim {
 namespace {
@@ -494,11 +495,11 @@ MachineCatalog MachineCatalog::load(const std::vector<std::string>& paths) {
 
 std::string MachineCatalog::default_overlay_path() {
   if (const char* overlay = std::getenv("DISTLAB_MACHINES_OVERLAY")) return overlay;
-  return DISTLAB_SOURCE_DIR "/scenarios/machines.local.yaml";
+  return shipped_scenarios_folder() + "/machines.local.yaml";
 }
 
 std::vector<std::string> MachineCatalog::default_paths() {
-  std::vector<std::string> paths = {DISTLAB_SOURCE_DIR "/scenarios/machines.yaml"};
+  std::vector<std::string> paths = {shipped_scenarios_folder() + "/machines.yaml"};
   const std::string overlay = default_overlay_path();
   if (!overlay.empty() && std::filesystem::exists(overlay)) paths.push_back(overlay);
   return paths;

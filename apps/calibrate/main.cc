@@ -33,6 +33,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/kept_memory.h"
+#include "common/shipped_files.h"
 #include "common/version.h"
 #include "nn/kernels/kernels.h"
 
@@ -70,7 +71,7 @@ calibration::MachineFigures measure(const Options& o, const Note& note) {
     note(fmt::format("measuring the NN core's layer passes at {} thread{}{}", threads,
                      threads > 1 ? "s" : "", busy ? ", the other cores busy" : ""));
     kernels.push_back(calibration::measure_kernels(
-        threads, DISTLAB_SOURCE_DIR "/scenarios/models",
+        threads, shipped_scenarios_folder() + "/models",
         0.62 * b / static_cast<double>(thread_counts.size()), note, busy));
   }
   note("measuring memory bandwidth");

@@ -41,7 +41,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--machines", o.machines,
                  "machine catalog, then overlays whose entries replace its own (repeatable;\n"
                  "default: scenarios/machines.yaml, then scenarios/machines.local.yaml\n"
-                 "when ./calibrate has written it)");
+                 "when ./calibrate has written it, from $DISTLAB_HOME, else from an\n"
+                 "installed copy's share/distlab, else from the source tree)");
   app.add_option("--calibrate-from", o.calibrate_from,
                  "a real run directory of the same model (./realnet): simulate its scenario,\n"
                  "set each phase's real CPU time against the simulated one, and charge this\n"

@@ -7,6 +7,7 @@
 #include "apps/train/options.h"
 #include "apps/train/training.h"
 #include "common/cli.h"
+#include "common/shipped_files.h"
 #include "nn/kernels/kernels.h"
 #include "run/provenance.h"
 
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   o.seed_given = app.count("--seed") > 0;
   return run_reporting_errors([&] {
     distlab::nn::kernels::kernels();  // a wrong DISTLAB_ISA is refused before any work
+    if (o.model.empty()) o.model = distlab::shipped_scenarios_folder() + "/models/mnist_cnn.yaml";
     return o.evaluate.empty() ? train::train(o) : train::evaluate(o);
   });
 }

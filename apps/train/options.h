@@ -7,8 +7,8 @@
 namespace distlab::train {
 
 struct Options {
-  // The default model is found from the checkout, wherever ./train runs.
-  std::string model = DISTLAB_SOURCE_DIR "/scenarios/models/mnist_cnn.yaml";
+  // "": the lab CNN among the shipped files (common/shipped_files.h).
+  std::string model;
   std::string data = "fashion-mnist";
   int epochs = 2;
   int64_t steps = 0;           // > 0: train this many steps instead of `epochs`
