@@ -43,8 +43,8 @@ TEST_CASE("gradient types are named as in scenarios") {
 }
 
 TEST_CASE(
-    "a float16 message is scaled by the power of two that puts its largest value in "
-    "[2^14, 2^15)") {
+    "a float16 message is scaled by the power of two that puts its largest value from 2^14 to "
+    "below 2^15") {
   CHECK(float16_scale_exponent(1.0f) == 14);
   CHECK(float16_scale_exponent(0.75f) == 15);
   CHECK(float16_scale_exponent(40000.0f) == -1);
