@@ -182,6 +182,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
       {"waiting_seconds", number(t.waiting_seconds)},
       {"checkpoint_seconds", number(t.checkpoint_seconds)},
       {"input_seconds", number(t.input_seconds)},
+      {"slowdown_seconds", number(t.slowdown_seconds)},
       {"checkpoints", t.checkpoints},
       {"checkpoint_bytes", t.checkpoint_bytes},
       {"communication_fraction", number(task_fraction(t))},

@@ -352,6 +352,54 @@ std::vector<FaultSpec> parse_faults(const ConfigNode& root, const ClusterConfig&
   return faults;
 }
 
+SlowdownSpec parse_slowdown(const ConfigNode& node, const ClusterConfig& cluster,
+                            const std::vector<std::string>& machine_types) {
+  node.allow_only({"task", "machine", "factor", "lognormal_sigma", "from_seconds", "to_seconds"});
+  SlowdownSpec slowdown;
+  if (!node.has("factor") && !node.has("lognormal_sigma")) {
+    node.fail("give a factor, a lognormal_sigma or both",
+              "e.g. {task: worker:2, factor: 1.5} or {lognormal_sigma: 0.2}");
+  }
+  if (auto task = node.find("task")) slowdown.task = parse_task(*task, cluster.spec);
+  if (auto machine = node.find("machine")) {
+    if (slowdown.task) machine->fail("give a task or a machine type, not both");
+    slowdown.machine = machine_name(*machine, machine_types);
+  }
+  strategy::SlowdownPart& part = slowdown.part;
+  if (auto factor = node.find("factor")) {
+    part.factor = factor->as_double(0, 1e6);
+    if (part.factor < 1) {
+      factor->fail("a slowdown is 1 or more", "1.5 makes the task's work take 1.5 times as long");
+    }
+  }
+  if (auto sigma = node.find("lognormal_sigma")) {
+    part.lognormal_sigma = sigma->as_double(-1e6, 10);
+    if (part.lognormal_sigma < 0) sigma->fail("a spread is 0 or more", "e.g. 0.2");
+  }
+  if (auto from = node.find("from_seconds")) part.from_seconds = from->as_double(0, kMaxSeconds);
+  if (auto to = node.find("to_seconds")) {
+    part.to_seconds = to->as_double(0, kMaxSeconds);
+    if (part.to_seconds <= part.from_seconds) {
+      to->fail("ends before it begins", "to_seconds comes after from_seconds");
+    }
+  }
+  return slowdown;
+}
+
+std::vector<SlowdownSpec> parse_slowdowns(const ConfigNode& root, const ClusterConfig& cluster,
+                                          const std::vector<std::string>& machine_types) {
+  std::vector<SlowdownSpec> slowdowns;
+  const auto found = root.find("slowdowns");
+  if (!found || found->is_null()) return slowdowns;
+  if (!found->is_sequence()) {
+    found->fail("is a list of slowdowns", "e.g. - {task: worker:2, factor: 1.5}");
+  }
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    slowdowns.push_back(parse_slowdown((*found)[i], cluster, machine_types));
+  }
+  return slowdowns;
+}
+
 // An optional duration that must be above zero.
 double positive_seconds(const ConfigNode& node, const std::string& key, double fallback) {
   const auto found = node.find(key);
@@ -403,6 +451,20 @@ std::string resolve_model(const ConfigNode& root, const std::string& scenario_pa
 
 }  // namespace
 
+bool SlowdownSpec::slows(strategy::TaskId t, const std::string& machine_type) const {
+  if (task) return *task == t;
+  return machine.empty() || machine == machine_type;
+}
+
+strategy::Slowdown task_slowdown(const Scenario& scenario, strategy::TaskId task) {
+  std::vector<strategy::SlowdownPart> parts;
+  for (const SlowdownSpec& s : scenario.slowdowns) {
+    if (s.slows(task, scenario.cluster.machine_of(task.role))) parts.push_back(s.part);
+  }
+  const auto ordinal = static_cast<uint64_t>(scenario.cluster.spec.ordinal(task));
+  return strategy::Slowdown(std::move(parts), scenario.seed * 1000003 + ordinal);
+}
+
 bool FaultSpec::strikes(strategy::TaskId t, const std::string& machine_type) const {
   if (task) return *task == t;
   return machine.empty() || machine == machine_type;
@@ -428,7 +490,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   const ConfigNode root = ConfigNode::from_node(doc.yaml(), path, std::move(applied.origins));
 
   root.allow_only({"description", "model", "data", "seed", "fidelity", "cluster", "strategy",
-                   "training", "input_pipeline", "checkpoint", "faults", "recovery", "network"});
+                   "training", "input_pipeline", "checkpoint", "faults", "slowdowns", "recovery",
+                   "network"});
   Scenario s;
   s.path = path;
   s.name = fs::path(path).stem().string();
@@ -452,6 +515,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.training.input = parse_input_pipeline(root);
   s.checkpoint = parse_checkpoint(root);
   s.faults = parse_faults(root, s.cluster, machine_types);
+  s.slowdowns = parse_slowdowns(root, s.cluster, machine_types);
   s.recovery = parse_recovery(root);
   s.network = parse_network(root);
   s.notes = std::move(applied.notes);

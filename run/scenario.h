@@ -46,6 +46,10 @@
 //     - {task: worker:1, at_step: 300}
 //     - {task: ps:0, at_seconds: 20}
 //     - {machine: n1-standard-4, mtbf_hours: 2}   # or {task: ..., mtbf_hours: ...}, or every task
+//   slowdowns:                          # tasks slower than their machine (see SlowdownSpec)
+//     - {task: worker:2, factor: 1.5}     # a straggler
+//     - {task: worker:1, factor: 3, from_seconds: 20, to_seconds: 40}   # a noisy neighbour
+//     - {machine: n1-standard-4, lognormal_sigma: 0.2}   # step-time noise; no task: every task
 //   recovery:
 //     max_restarts: 6                     # failures tolerated before the run gives up
 //     restart_seconds: 10                 # simulate: a failed task's process is back after this
@@ -64,6 +68,7 @@
 
 #include "run/scenario_overrides.h"
 #include "strategy/config.h"
+#include "strategy/slowdown.h"
 #include "strategy/task.h"
 
 namespace distlab::run {
@@ -114,6 +119,19 @@ struct FaultSpec {
   bool strikes(strategy::TaskId t, const std::string& machine_type) const;
 };
 
+// A task slower than its machine (strategy/slowdown.h): one task, every
+// task of a machine type, or every task, by a fixed factor, by seeded
+// step-time noise, or both, for the whole run or from one moment of the
+// run's clock to another.
+struct SlowdownSpec {
+  std::optional<strategy::TaskId> task;  // none: every task (of `machine`, if given)
+  std::string machine;
+  strategy::SlowdownPart part;
+
+  // Whether it slows a task on a machine type.
+  bool slows(strategy::TaskId t, const std::string& machine_type) const;
+};
+
 // How failures are survived: the platform restarts failed tasks (a
 // Kubernetes restart policy, AI Platform's retries), at most max_restarts
 // times in a run.
@@ -141,12 +159,17 @@ struct Scenario {
   strategy::TrainingConfig training;
   strategy::CheckpointConfig checkpoint;
   std::vector<FaultSpec> faults;
+  std::vector<SlowdownSpec> slowdowns;
   RecoveryConfig recovery;
   NetworkConfig network;
   // What the overrides adjusted to fit a new strategy (scenario_overrides.h),
   // one line each, for the command to print.
   std::vector<std::string> notes;
 };
+
+// The slowdown of one task: every entry of `slowdowns` that slows it, drawn
+// from the scenario's seed and the task's ordinal.
+strategy::Slowdown task_slowdown(const Scenario& scenario, strategy::TaskId task);
 
 // "allreduce", "parameter_server (async)": how run directories name it.
 std::string strategy_label(const Scenario& scenario);

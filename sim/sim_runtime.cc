@@ -182,6 +182,18 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   }
 }
 
+// As ./realnet holds a core: one thread's work after the computation,
+// beside the other tasks' on a shared host, a sleep on a host of its own.
+void SimRuntime::hold(double seconds) {
+  settle_compute();
+  cpu_spent_ += seconds;
+  if (compute_threads_ == 0) {
+    simgrid::s4u::this_actor::sleep_for(seconds);
+  } else {
+    run_on_shared_cores(seconds, 1);
+  }
+}
+
 void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
   // The towers' compute comes first; the bus is the machine's own, shared
   // with no other task.

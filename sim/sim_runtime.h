@@ -83,6 +83,7 @@ class SimRuntime : public strategy::Runtime {
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   double work_seconds(const strategy::Work& work);
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
+  void hold(double seconds) override;
   void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
   void await_input(int64_t examples, const strategy::InputPipeline& input) override;
 

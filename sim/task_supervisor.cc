@@ -154,6 +154,7 @@ struct TaskSupervisor::State {
           std::max<std::size_t>(span_limit / static_cast<std::size_t>(slots.size()), 100));
       runtime.set_incarnations(incarnation, everyone);
       runtime.set_devices(plan.hosts[t].device.devices);
+      runtime.set_slowdown(run::task_slowdown(scenario, slots[t].task));
       runtime.set_rejoining(rejoin);
       runtime.set_step_hook([this, t](int64_t step) {
         if (policy.take_step_fault(t, step)) throw TaskCrash{"at_step " + std::to_string(step)};

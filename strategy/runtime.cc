@@ -284,6 +284,14 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
 void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   const double start = now();
   execute(work, work_fn);
+  if (slowdown_.any()) {
+    const double factor = slowdown_.factor(step_ ? step_->step : -1, start);
+    if (factor > 1) {
+      const double extra = (factor - 1) * (now() - start);
+      hold(extra);
+      log_.slowdown_seconds += extra;
+    }
+  }
   const double end = now();
   log_.compute_seconds += end - start;
   if (step_) step_->compute_seconds += end - start;
@@ -401,6 +409,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.waiting_seconds += later.waiting_seconds;
   into.checkpoint_seconds += later.checkpoint_seconds;
   into.input_seconds += later.input_seconds;
+  into.slowdown_seconds += later.slowdown_seconds;
   for (int p = 0; p < kPhases; ++p) {
     into.phases[p] += later.phases[p];
     into.phase_cpu[p] += later.phase_cpu[p];

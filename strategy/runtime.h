@@ -39,6 +39,7 @@
 #include "strategy/config.h"
 #include "strategy/float_range.h"
 #include "strategy/message.h"
+#include "strategy/slowdown.h"
 #include "strategy/task_log.h"
 #include "strategy/work.h"
 
@@ -175,8 +176,11 @@ class Runtime {
   virtual void recycle(Message message);
 
   // Runs `work_fn` (real backend; simulator in full fidelity) and accounts
-  // for the time `work` takes (measured, or modelled on the host's device).
+  // for the time `work` takes (measured, or modelled on the host's device),
+  // times the task's slowdown (slowdown.h), if it has one.
   void compute(const Work& work, const std::function<void()>& work_fn);
+  // This task's slowdown, from the scenario; none by default.
+  void set_slowdown(Slowdown slowdown) { slowdown_ = std::move(slowdown); }
 
   // The GPUs this task trains on (1 but for cluster.gpus_per_task on a
   // simulated GPU machine). Set by the backend before the task runs.
@@ -228,6 +232,10 @@ class Runtime {
   virtual Message receive(Tag tag) = 0;
   // Runs the work (or not) and lets the task's clock advance accordingly.
   virtual void execute(const Work& work, const std::function<void()>& work_fn) = 0;
+  // A slowed computation's extra time: the task's clock advances by
+  // `seconds` as if it computed on one core (the simulator charges it;
+  // ./realnet holds a core).
+  virtual void hold(double seconds) = 0;
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;
@@ -290,6 +298,7 @@ class Runtime {
   Fidelity fidelity_;
   bool names_gone_peers_ = false;
   TaskLog log_;
+  Slowdown slowdown_;
   std::optional<StepRecord> step_;
   std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended
   std::size_t span_limit_ = 20000;

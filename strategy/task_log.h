@@ -79,6 +79,9 @@ struct TaskLog {
   double waiting_seconds = 0;
   double checkpoint_seconds = 0;
   double input_seconds = 0;  // waiting for the input pipeline (not in waiting_seconds)
+  // The extra compute time of the task's slowdown (slowdown.h), in
+  // compute_seconds.
+  double slowdown_seconds = 0;
   // By phase, as the steps' but outside them too; kOther holds only the
   // computing that no other phase names. And the CPU time of each.
   PhaseSeconds phases{};

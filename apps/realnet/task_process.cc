@@ -139,6 +139,7 @@ TaskProcess::TaskProcess(const TaskProcessOptions& o, const net::TaskAssignment&
 int TaskProcess::run() {
   prepare_setup();
   net::TcpRuntime runtime(assignment_.self, assignment_.cluster, tcp_options());
+  runtime.set_slowdown(run::task_slowdown(scenario_, assignment_.self));
   prepare_restarts(runtime);
   if (o_.crash_before_connect) crash("connect");
   runtime.connect();

@@ -386,6 +386,14 @@ void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& wor
   if (work_fn) work_fn();
 }
 
+// A slow machine's extra time, spent as one: this thread keeps its core
+// busy until the time is up (a sleep would hand the core to the others).
+void TcpRuntime::hold(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 void TcpRuntime::store(uint64_t, const std::function<void()>& io_fn) {
   if (io_fn) io_fn();  // the real write, timed by the caller
 }

@@ -113,6 +113,7 @@ class TcpRuntime : public strategy::Runtime {
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
+  void hold(double seconds) override;
   void transmit_borrowed(strategy::TaskId to, strategy::Message message,
                          strategy::FloatRange values) override;
   void await_borrowed_sends() override;

@@ -410,6 +410,59 @@ TEST_CASE("Broken faults are refused with the entry's key") {
              Catch::Contains("not a YAML list or mapping"));
 }
 
+TEST_CASE("Slowdowns are read, and each task gets the ones that slow it") {
+  const TempDir dir;
+  CHECK(load_scenario(dir.write("plain.yaml", kFull)).slowdowns.empty());
+  const std::string path =
+      dir.write("slow.yaml", std::string(kFull) +
+                                 "slowdowns:\n"
+                                 "  - {task: worker:1, factor: 1.5}\n"
+                                 "  - {task: worker:0, factor: 3, from_seconds: 2, to_seconds: 4}\n"
+                                 "  - {machine: n1-highmem-8, lognormal_sigma: 0.2}\n");
+  const Scenario s = load_scenario(path, {}, shipped_machine_types());
+  REQUIRE(s.slowdowns.size() == 3);
+  CHECK(s.slowdowns[0].part.factor == 1.5);
+  CHECK(s.slowdowns[1].part.from_seconds == 2);
+  CHECK(s.slowdowns[1].part.to_seconds == 4);
+  CHECK(s.slowdowns[2].part.lognormal_sigma == 0.2);
+  CHECK(s.slowdowns[2].slows({Role::kPs, 0}, "n1-highmem-8"));
+  CHECK_FALSE(s.slowdowns[2].slows({Role::kWorker, 1}, "n1-standard-4"));
+
+  // Each task's own: the straggler, the noisy neighbour's window, no noise
+  // on the workers' machine type; the server (n1-highmem-8) gets noise.
+  CHECK(distlab::run::task_slowdown(s, {Role::kWorker, 1}).factor(0, 3) == 1.5);
+  CHECK(distlab::run::task_slowdown(s, {Role::kWorker, 0}).factor(0, 3) == 3);
+  CHECK(distlab::run::task_slowdown(s, {Role::kWorker, 0}).factor(0, 5) == 1);
+  CHECK_FALSE(distlab::run::task_slowdown(s, {Role::kChief, 0}).any());
+  const auto server = distlab::run::task_slowdown(s, {Role::kPs, 0});
+  CHECK(server.factor(7, 0) > 1);
+  // The same scenario draws the same noise for every backend that asks.
+  CHECK(distlab::run::task_slowdown(s, {Role::kPs, 0}).factor(7, 0) == server.factor(7, 0));
+}
+
+TEST_CASE("Broken slowdowns are refused with the entry's key") {
+  const TempDir dir;
+  auto error = [&](const std::string& slowdowns) {
+    return message_of<ConfigError>([&] {
+      load_scenario(dir.write("s.yaml", std::string(kFull) + "slowdowns:\n  - " + slowdowns + "\n"),
+                    {}, shipped_machine_types());
+    });
+  };
+  CHECK_THAT(error("{task: worker:1, factor: 0.5}"),
+             Catch::Contains("s.yaml:28: slowdowns[0].factor: a slowdown is 1 or more"));
+  CHECK_THAT(error("{task: worker:1, lognormal_sigma: -0.1}"),
+             Catch::Contains("slowdowns[0].lognormal_sigma: a spread is 0 or more"));
+  CHECK_THAT(error("{task: worker:1}"),
+             Catch::Contains("give a factor, a lognormal_sigma or both"));
+  CHECK_THAT(error("{task: worker:9, factor: 2}"),
+             Catch::Contains("slowdowns[0].task: the cluster has no task worker:9"));
+  CHECK_THAT(error("{task: worker:1, machine: n1-standard-4, factor: 2}"),
+             Catch::Contains("give a task or a machine type, not both"));
+  CHECK_THAT(error("{factor: 2, from_seconds: 5, to_seconds: 5}"),
+             Catch::Contains("slowdowns[0].to_seconds: ends before it begins"));
+  CHECK_THAT(error("{factor: 2, speed: 3}"), Catch::Contains("slowdowns[0].speed: unknown key"));
+}
+
 TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {
   const TempDir dir;
   const std::string ps =

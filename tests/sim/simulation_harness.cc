@@ -72,7 +72,9 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              {"checkpoints", log.checkpoints},
                              {"checkpoint_bytes", log.checkpoint_bytes},
                              {"checkpoint_seconds", log.checkpoint_seconds},
-                             {"input_seconds", log.input_seconds}};
+                             {"input_seconds", log.input_seconds},
+                             {"compute_seconds", log.compute_seconds},
+                             {"slowdown_seconds", log.slowdown_seconds}};
       for (const strategy::StepRecord& step : log.steps) {
         task["staleness"].push_back(step.staleness);
         task["step_starts"].push_back(step.start);

@@ -34,8 +34,9 @@ void write_bn_model(const std::string& folder);
 // shipped one unless `catalog` names another file). The JSON holds
 // run_seconds, final_loss, final_accuracy, weights_sha256, model_bytes,
 // replicas, and per task (cluster order) in "tasks": name, steps,
-// bytes_sent, bytes_received, updates, weights_sha256, staleness (list),
-// step_starts (list), compute (list of per-step compute seconds),
+// compute_seconds, slowdown_seconds, bytes_sent, bytes_received, updates,
+// weights_sha256, staleness (list), step_starts (list), compute (list of
+// per-step compute seconds),
 // input_seconds and step_input (waiting for the input pipeline),
 // step_ends, step_phases and step_phase_cpu (each step's seconds and CPU
 // seconds by phase), and

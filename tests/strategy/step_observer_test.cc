@@ -25,6 +25,7 @@ class ClockRuntime : public Runtime {
   Message receive(Tag) override { throw Error("no message comes"); }
   void execute(const Work&, const std::function<void()>& work_fn) override { work_fn(); }
   void store(uint64_t, const std::function<void()>& io_fn) override { io_fn(); }
+  void hold(double) override {}
 
  private:
   mutable double clock_ = 0;
