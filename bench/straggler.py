@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""What one slow task costs each strategy, simulated and real, side by side
+on this machine (issue 28's first question: why asynchronous training
+exists).
+
+For each shape, runs the scenario with every task at its machine's speed
+and with one worker slowed by FACTOR (scenario `slowdowns`), REPEAT times
+each for real (./realnet --launch, the even and the slowed runs
+alternating) and once in the simulator on this machine's calibrated
+`local` type (one simulated host of its cores, as bench/fidelity.py does).
+Prints examples per second from the first step, and the ratio slowed /
+even: simulated, and the median of the real runs'.
+
+A synchronous all-reduce waits for its slowest replica at every step; an
+asynchronous parameter server's other workers go on. On a machine whose
+cores the tasks share, the slowed task holds a core for its extra time
+(./realnet) and the others have less of them: that is part of what is
+measured, and the simulation charges the same.
+
+Writes DIR/straggler.json and DIR/straggler.md.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from machine_info import cpu_model
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (name, what it is, scenario, overrides, the task slowed)
+SHAPES = [
+    ("ring-3-cnn", "sync all-reduce, chief + 2 workers, lab CNN", "scenarios/mnist_cnn_sync.yaml",
+     ["--set", "cluster.workers=2", "--unset", "training.epochs", "--set", "training.steps=60",
+      "--set", "training.eval_every=0"], "worker:1"),
+    ("ps-async-6-wide", "async parameter server, chief + 4 workers + ps, wide & deep",
+     "scenarios/ps_4workers.yaml", ["--set", "training.eval_every=0"], "worker:1"),
+    ("ps-sync-6-wide", "sync parameter server, chief + 4 workers + ps, wide & deep",
+     "scenarios/ps_4workers.yaml", ["--set", "strategy.mode=sync", "--set",
+                                    "training.eval_every=0"], "worker:1"),
+]
+
+
+def log(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def run(command):
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        log(f"  failed ({result.returncode}): {' '.join(command)}")
+        log("  " + "\n  ".join((result.stderr or result.stdout).strip().splitlines()[-5:]))
+        return None
+    return result
+
+
+def examples_per_second(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        return json.load(f)["training_examples_per_second"]
+
+
+def measure(name, scenario, overrides, task, factor, repeat, threads, out):
+    slowed = ["--set", f"slowdowns=[{{task: {task}, factor: {factor}}}]"]
+    figures = {"simulated": {}, "real": {"even": [], "slowed": []}}
+    for label, extra in (("even", []), ("slowed", slowed)):
+        folder = os.path.join(out, name, f"sim-{label}")
+        if run([os.path.join(ROOT, "simulate"), scenario, *overrides, *extra,
+                "--set", "cluster.machine=local", "--set", "cluster.placement=one_host",
+                "--fidelity", "timing", "--quiet", "--out", folder]) is None:
+            return None
+        figures["simulated"][label] = examples_per_second(folder)
+    for r in range(repeat):
+        for label, extra in (("even", []), ("slowed", slowed)):
+            folder = os.path.join(out, name, f"real-{label}-{r + 1}")
+            if run([os.path.join(ROOT, "realnet"), "--launch", scenario, *overrides, *extra,
+                    "--threads", str(threads), "--quiet", "--out", folder]) is None:
+                return None
+            figures["real"][label].append(examples_per_second(folder))
+    sim = figures["simulated"]
+    real = figures["real"]
+    figures["simulated_ratio"] = sim["slowed"] / sim["even"]
+    # Each repeat's slowed run against the even run beside it.
+    ratios = [s / e for s, e in zip(real["slowed"], real["even"])]
+    figures["real_ratios"] = ratios
+    figures["real_ratio"] = statistics.median(ratios)
+    log(f"  {name}: slowed / even simulated {figures['simulated_ratio']:.3f}, "
+        f"real {figures['real_ratio']:.3f} (runs {', '.join(f'{x:.3f}' for x in ratios)})")
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="a new folder for the runs and tables")
+    parser.add_argument("--repeat", type=int, default=3, help="real runs of each kind")
+    parser.add_argument("--factor", type=float, default=1.5, help="the slowed worker's factor")
+    parser.add_argument("--threads", type=int, default=2, help="compute threads per task")
+    o = parser.parse_args()
+    if os.path.exists(o.out) and os.listdir(o.out):
+        parser.error(f"{o.out} is not empty")
+    os.makedirs(o.out, exist_ok=True)
+    results, failed = {}, False
+    for name, what, scenario, overrides, task in SHAPES:
+        log(f"{name}: {what}, {task} at {o.factor}x")
+        r = measure(name, scenario, overrides, task, o.factor, o.repeat, o.threads, o.out)
+        if r is None:
+            failed = True
+            continue
+        results[name] = {"what": what, "task": task, **r}
+    machine = f"{cpu_model()}, {os.cpu_count()} vCPUs; {o.threads} compute threads per task"
+    lines = [f"One worker at {o.factor}x, on {machine}, every task on this machine; examples/s "
+             f"from the first step, slowed / even (real: the median of {o.repeat} pairs):", "",
+             "| shape | simulated even | simulated slowed | ratio | real even (median) "
+             "| real slowed (median) | ratio |", "|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['simulated']['even']:,.0f} | {r['simulated']['slowed']:,.0f} "
+                     f"| {r['simulated_ratio']:.3f} | {statistics.median(r['real']['even']):,.0f} "
+                     f"| {statistics.median(r['real']['slowed']):,.0f} | {r['real_ratio']:.3f} |")
+    with open(os.path.join(o.out, "straggler.json"), "w") as f:
+        json.dump({"machine": machine, "factor": o.factor, "results": results}, f, indent=1)
+    with open(os.path.join(o.out, "straggler.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
