@@ -10,6 +10,7 @@
 #include "common/config_node.h"
 #include "common/error.h"
 #include "run/input_pipeline_config.h"
+#include "run/step_time_spread.h"
 #include "strategy/gradient_wire.h"
 #include "strategy/strategies.h"
 
@@ -353,11 +354,13 @@ std::vector<FaultSpec> parse_faults(const ConfigNode& root, const ClusterConfig&
 }
 
 SlowdownSpec parse_slowdown(const ConfigNode& node, const ClusterConfig& cluster,
-                            const std::vector<std::string>& machine_types) {
-  node.allow_only({"task", "machine", "factor", "lognormal_sigma", "from_seconds", "to_seconds"});
+                            const std::vector<std::string>& machine_types,
+                            const std::string& scenario_path) {
+  node.allow_only({"task", "machine", "factor", "lognormal_sigma", "empirical_steps",
+                   "from_seconds", "to_seconds"});
   SlowdownSpec slowdown;
-  if (!node.has("factor") && !node.has("lognormal_sigma")) {
-    node.fail("give a factor, a lognormal_sigma or both",
+  if (!node.has("factor") && !node.has("lognormal_sigma") && !node.has("empirical_steps")) {
+    node.fail("give a factor, a lognormal_sigma or empirical_steps",
               "e.g. {task: worker:2, factor: 1.5} or {lognormal_sigma: 0.2}");
   }
   if (auto task = node.find("task")) slowdown.task = parse_task(*task, cluster.spec);
@@ -376,6 +379,17 @@ SlowdownSpec parse_slowdown(const ConfigNode& node, const ClusterConfig& cluster
     part.lognormal_sigma = sigma->as_double(-1e6, 10);
     if (part.lognormal_sigma < 0) sigma->fail("a spread is 0 or more", "e.g. 0.2");
   }
+  if (auto steps = node.find("empirical_steps")) {
+    const fs::path run = non_empty(*steps);
+    const fs::path resolved = run.is_absolute() ? run : fs::path(scenario_path).parent_path() / run;
+    try {
+      part.step_factors = std::make_shared<const std::vector<double>>(
+          step_time_factors(resolved.lexically_normal().string()));
+    } catch (const Error& e) {
+      steps->fail(e.what(),
+                  "a real run's directory or steps.csv, relative to the scenario's folder");
+    }
+  }
   if (auto from = node.find("from_seconds")) part.from_seconds = from->as_double(0, kMaxSeconds);
   if (auto to = node.find("to_seconds")) {
     part.to_seconds = to->as_double(0, kMaxSeconds);
@@ -387,7 +401,8 @@ SlowdownSpec parse_slowdown(const ConfigNode& node, const ClusterConfig& cluster
 }
 
 std::vector<SlowdownSpec> parse_slowdowns(const ConfigNode& root, const ClusterConfig& cluster,
-                                          const std::vector<std::string>& machine_types) {
+                                          const std::vector<std::string>& machine_types,
+                                          const std::string& scenario_path) {
   std::vector<SlowdownSpec> slowdowns;
   const auto found = root.find("slowdowns");
   if (!found || found->is_null()) return slowdowns;
@@ -395,7 +410,7 @@ std::vector<SlowdownSpec> parse_slowdowns(const ConfigNode& root, const ClusterC
     found->fail("is a list of slowdowns", "e.g. - {task: worker:2, factor: 1.5}");
   }
   for (std::size_t i = 0; i < found->size(); ++i) {
-    slowdowns.push_back(parse_slowdown((*found)[i], cluster, machine_types));
+    slowdowns.push_back(parse_slowdown((*found)[i], cluster, machine_types, scenario_path));
   }
   return slowdowns;
 }
@@ -515,7 +530,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.training.input = parse_input_pipeline(root);
   s.checkpoint = parse_checkpoint(root);
   s.faults = parse_faults(root, s.cluster, machine_types);
-  s.slowdowns = parse_slowdowns(root, s.cluster, machine_types);
+  s.slowdowns = parse_slowdowns(root, s.cluster, machine_types, path);
   s.recovery = parse_recovery(root);
   s.network = parse_network(root);
   s.notes = std::move(applied.notes);

@@ -50,6 +50,7 @@
 //     - {task: worker:2, factor: 1.5}     # a straggler
 //     - {task: worker:1, factor: 3, from_seconds: 20, to_seconds: 40}   # a noisy neighbour
 //     - {machine: n1-standard-4, lognormal_sigma: 0.2}   # step-time noise; no task: every task
+//     - {empirical_steps: runs/measured}  # the step-time noise a real run had
 //   recovery:
 //     max_restarts: 6                     # failures tolerated before the run gives up
 //     restart_seconds: 10                 # simulate: a failed task's process is back after this
@@ -121,8 +122,9 @@ struct FaultSpec {
 
 // A task slower than its machine (strategy/slowdown.h): one task, every
 // task of a machine type, or every task, by a fixed factor, by seeded
-// step-time noise, or both, for the whole run or from one moment of the
-// run's clock to another.
+// step-time noise (lognormal, or drawn from a real run's steps), or
+// several, for the whole run or from one moment of the run's clock to
+// another.
 struct SlowdownSpec {
   std::optional<strategy::TaskId> task;  // none: every task (of `machine`, if given)
   std::string machine;

@@ -40,8 +40,13 @@ double Slowdown::factor(int64_t step, double now) const {
     const SlowdownPart& part = parts_[i];
     if (now < part.from_seconds || now >= part.to_seconds) continue;
     factor *= part.factor;
-    if (part.lognormal_sigma > 0 && step >= 0) {
+    if (step < 0) continue;
+    if (part.lognormal_sigma > 0) {
       factor *= std::exp(part.lognormal_sigma * std::abs(standard_normal(seed_, step, i)));
+    }
+    if (part.step_factors && !part.step_factors->empty()) {
+      const uint64_t draw = mix(seed_ ^ mix(static_cast<uint64_t>(step) ^ mix(i + 0x51ED)));
+      factor *= (*part.step_factors)[draw % part.step_factors->size()];
     }
   }
   return factor;

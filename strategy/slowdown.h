@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace distlab::strategy {
@@ -22,6 +23,9 @@ struct SlowdownPart {
   // Step-time noise: each step's work takes exp(sigma * |z|) times as long,
   // z a standard normal drawn for the step (never faster than the machine).
   double lognormal_sigma = 0;
+  // Step-time noise measured in a real run: each step's work takes one of
+  // these factors (each 1 or more), drawn for the step. Empty: none.
+  std::shared_ptr<const std::vector<double>> step_factors;
   double from_seconds = 0;
   double to_seconds = std::numeric_limits<double>::infinity();
 };

@@ -453,7 +453,7 @@ TEST_CASE("Broken slowdowns are refused with the entry's key") {
   CHECK_THAT(error("{task: worker:1, lognormal_sigma: -0.1}"),
              Catch::Contains("slowdowns[0].lognormal_sigma: a spread is 0 or more"));
   CHECK_THAT(error("{task: worker:1}"),
-             Catch::Contains("give a factor, a lognormal_sigma or both"));
+             Catch::Contains("give a factor, a lognormal_sigma or empirical_steps"));
   CHECK_THAT(error("{task: worker:9, factor: 2}"),
              Catch::Contains("slowdowns[0].task: the cluster has no task worker:9"));
   CHECK_THAT(error("{task: worker:1, machine: n1-standard-4, factor: 2}"),

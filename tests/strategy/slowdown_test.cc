@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
 #include <numbers>
 #include <vector>
 
@@ -56,4 +57,19 @@ TEST_CASE("slowdown: the noise's logarithm is the absolute value of a normal of 
   // E|z| = sqrt(2/pi), E z^2 = 1.
   CHECK(sum / steps == Approx(sigma * std::sqrt(2 / std::numbers::pi)).epsilon(0.02));
   CHECK(square / steps == Approx(sigma * sigma).epsilon(0.03));
+}
+
+TEST_CASE("slowdown: measured step-time noise draws each step's factor from the measured ones") {
+  const auto measured =
+      std::make_shared<const std::vector<double>>(std::vector<double>{1, 1.25, 3});
+  const Slowdown slow({{.step_factors = measured}}, 9);
+  int threes = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const double f = slow.factor(step, 0);
+    CHECK((f == 1 || f == 1.25 || f == 3));
+    threes += f == 3;
+    CHECK(slow.factor(step, 5) == f);  // the step's own draw
+  }
+  CHECK(threes == Approx(1000).margin(120));
+  CHECK(slow.factor(-1, 0) == 1);
 }
