@@ -66,8 +66,8 @@ std::string strategies_taking(const std::string& key) {
 
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
-  const std::vector<std::string> keys = {"mode", "bucket_bytes", "segment_bytes", "devices",
-                                         "gradient_dtype"};
+  const std::vector<std::string> keys = {"mode",    "bucket_bytes",   "segment_bytes",
+                                         "devices", "gradient_dtype", "staleness_bound"};
   std::vector<std::string> allowed = keys;
   allowed.push_back("name");
   node.allow_only(allowed);
@@ -100,6 +100,16 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
     if (config.segment_bytes > 0 && config.segment_bytes < static_cast<int64_t>(sizeof(float))) {
       segment->fail("a segment must hold at least one float",
                     "4 bytes or more, or 0 for whole chunks");
+    }
+  }
+  if (auto bound = node.find("staleness_bound")) {
+    config.staleness_bound = bound->as_int(-1000000, kMaxCount);
+    if (config.staleness_bound < 0) {
+      bound->fail("a bound is 0 steps or more", "leave the key out for no bound");
+    }
+    if (config.mode != PsMode::kAsync) {
+      bound->fail("only an asynchronous parameter server has a staleness bound",
+                  "set mode: async, or leave the key out");
     }
   }
   if (auto devices = node.find("devices")) {

@@ -36,6 +36,11 @@ const char* fidelity_name(Fidelity fidelity);  // "full", "timing"
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::kLocal;
   PsMode mode = PsMode::kAsync;  // parameter_server only
+  // Async parameter servers, stale-synchronous (ps-lite's and Petuum's
+  // bounded delay): a replica's pull for step k is answered once every
+  // other replica still training has pushed its step k - 1 - bound, so no
+  // replica runs more than `bound` steps ahead of the slowest. -1: no bound.
+  int64_t staleness_bound = -1;
   // allreduce and mirrored: the gradient is reduced in consecutive buckets
   // of at most this many bytes, one ring each; 0 reduces it in one ring.
   int64_t bucket_bytes = 0;

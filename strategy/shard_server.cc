@@ -131,6 +131,7 @@ void ShardServer::push(const Message& first, int rank) {
     // Staleness: the updates applied since the worker pulled.
     apply(gradient.has_values() ? gradient.values() : std::span<float>(), version_ - first.version,
           1);
+    if (bounded()) answer_ready_pulls();
     return;
   }
   if (++pending_ < replicas_) return;
@@ -143,6 +144,8 @@ void ShardServer::stop(int rank) {
   if (stopped_ranks_[rank]) return;
   stopped_ranks_[rank] = 1;
   ++stopped_;
+  // A bounded pull no longer waits for a replica that trains no more.
+  if (bounded()) answer_ready_pulls();
 }
 
 // Every push of this worker that reached this PS was applied on arrival
@@ -170,8 +173,18 @@ void ShardServer::set_learning_rate(const Message& request) {
 }
 
 // Sync: a worker's pull waits until every push it made has been applied.
+// Bounded: a pull for step k waits until every other replica still
+// training has reached step k - bound (pushed step k - 1 - bound).
 bool ShardServer::ready(const Message& pull_request) const {
-  return !sync_ || pushes_[runtime_.cluster().replica_rank(pull_request.from)] <= version_;
+  const int rank = runtime_.cluster().replica_rank(pull_request.from);
+  if (sync_) return pushes_[rank] <= version_;
+  if (!bounded() || static_cast<PsRequest>(pull_request.op) != PsRequest::kPull) return true;
+  const int64_t bound = setup_.strategy().staleness_bound;
+  for (int r = 0; r < replicas_; ++r) {
+    if (r == rank || stopped_ranks_[r]) continue;
+    if (steps_reached_[r] < pull_request.step - bound) return false;
+  }
+  return true;
 }
 
 void ShardServer::answer(const Message& pull_request) {
@@ -233,7 +246,8 @@ void ShardServer::apply_sum() {
   apply(sum_, -1, replicas_);
 }
 
-// Sync: the pulls that waited for the update just applied.
+// The pulls that waited (sync: for the update just applied; bounded: for
+// the slowest replica) and may go now.
 void ShardServer::answer_ready_pulls() {
   for (auto it = deferred_.begin(); it != deferred_.end();) {
     if (ready(*it)) {

@@ -3,7 +3,9 @@
 // the order they arrive, one method per request, until the chief says it
 // is done.
 //
-//   async: each push is applied on arrival; a pull is answered at once;
+//   async: each push is applied on arrival; a pull is answered at once,
+//          or, with a staleness bound (stale-synchronous), once every
+//          other replica still training is within the bound of its step;
 //   sync:  a push waits for every worker's push of the step, then the sum
 //          (in worker order) is applied once; a worker's pull waits until
 //          its last push has been applied.
@@ -61,6 +63,7 @@ class ShardServer {
   void set_learning_rate(const Message& request);
 
   bool ready(const Message& pull_request) const;
+  bool bounded() const { return !sync_ && setup_.strategy().staleness_bound >= 0; }
   void answer(const Message& pull_request);
   void send_state(const Message& checkpoint_request);
   FloatRange receive_push(const Message& first, int rank);
@@ -92,7 +95,9 @@ class ShardServer {
   std::vector<int64_t> pushes_;         // per worker
   std::vector<int64_t> steps_reached_;  // per worker: after its latest push
   int pending_ = 0;                     // sync: the step's pushes received so far
-  std::vector<Message> deferred_;       // pulls that wait for an update (sync) or for the end
+  // Pulls that wait for an update (sync), for the slowest replica
+  // (bounded), or for the end.
+  std::vector<Message> deferred_;
   // Whether each worker has stopped (a restarted worker may say it twice),
   // and the chief's latest request for the final shard (a restarted chief
   // asks again).

@@ -29,7 +29,7 @@ const std::vector<StrategyDescription>& strategies() {
        .checkpoint = synchronous_checkpoint_hooks()},
       {.kind = StrategyKind::kParameterServer,
        .name = "parameter_server",
-       .keys = {"mode", "segment_bytes", "gradient_dtype"},
+       .keys = {"mode", "segment_bytes", "gradient_dtype", "staleness_bound"},
        .cluster = {.ps = {1, kAnyNumber},
                    .replicas = {1, kAnyNumber},
                    .hint = "set ps: 1 or more, and a chief or workers"},

@@ -463,6 +463,30 @@ TEST_CASE("Broken slowdowns are refused with the entry's key") {
   CHECK_THAT(error("{factor: 2, speed: 3}"), Catch::Contains("slowdowns[0].speed: unknown key"));
 }
 
+TEST_CASE("A staleness bound is read for an async parameter server alone") {
+  const TempDir dir;
+  const std::string ps = dir.write("ps.yaml", kFull);
+  CHECK(load_scenario(ps).strategy.staleness_bound == -1);  // kFull's server is sync
+  const auto bound = [&](const std::string& value) {
+    return load_scenario(ps, {parse_override("strategy.mode=async"),
+                              parse_override("strategy.staleness_bound=" + value)})
+        .strategy.staleness_bound;
+  };
+  CHECK(bound("2") == 2);
+  CHECK(bound("0") == 0);
+  auto error = [&](const std::vector<std::string>& sets) {
+    std::vector<distlab::run::Override> overrides;
+    for (const auto& set : sets) overrides.push_back(parse_override(set));
+    return message_of<ConfigError>([&] { load_scenario(ps, overrides); });
+  };
+  CHECK_THAT(error({"strategy.mode=async", "strategy.staleness_bound=-1"}),
+             Catch::Contains("strategy.staleness_bound: a bound is 0 steps or more"));
+  CHECK_THAT(error({"strategy.staleness_bound=1"}),
+             Catch::Contains("only an asynchronous parameter server has a staleness bound"));
+  CHECK_THAT(error({"strategy.name=allreduce", "strategy.staleness_bound=1"}),
+             Catch::Contains("strategy allreduce takes no staleness_bound"));
+}
+
 TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {
   const TempDir dir;
   const std::string ps =
