@@ -10,6 +10,7 @@
 namespace {
 
 using distlab::testing::simulate_yaml;
+using distlab::testing::task_named;
 using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
@@ -21,14 +22,6 @@ std::string scenario(const std::string& bound) {
          "strategy:\n  name: parameter_server\n  mode: async\n" +
          bound + "training:\n  batch_size: 960\n  steps: " + std::to_string(kSteps) +
          "\nslowdowns:\n  - {task: worker:1, factor: 4}\n";
-}
-
-const json& task(const json& run, const std::string& name) {
-  for (const json& t : run["tasks"]) {
-    if (t["name"] == name) return t;
-  }
-  FAIL("no task " << name);
-  return run;
 }
 
 // The most steps `fast` ended ahead of `slow`: for each step k of `fast`,
@@ -56,12 +49,12 @@ TEST_CASE("bounded staleness: no replica runs more than the bound ahead of a str
   for (const std::string fast : {"chief:0", "worker:0"}) {
     // A pull for step k waits for the straggler's step k - 1 - bound, so a
     // replica ends step k with the straggler's k - bound steps behind it.
-    CHECK(lead(task(bounded, fast), task(bounded, "worker:1")) <= bound + 1);
-    CHECK(lead(task(free, fast), task(free, "worker:1")) > bound + 1);
-    CHECK(task(bounded, fast)["steps"] == kSteps);
+    CHECK(lead(task_named(bounded, fast), task_named(bounded, "worker:1")) <= bound + 1);
+    CHECK(lead(task_named(free, fast), task_named(free, "worker:1")) > bound + 1);
+    CHECK(task_named(bounded, fast)["steps"] == kSteps);
   }
-  CHECK(task(bounded, "worker:1")["steps"] == kSteps);
+  CHECK(task_named(bounded, "worker:1")["steps"] == kSteps);
   // The fast replicas wait: the run takes no less time, and the servers
   // apply every push.
-  CHECK(task(bounded, "ps:0")["steps"] == 3 * kSteps);
+  CHECK(task_named(bounded, "ps:0")["steps"] == 3 * kSteps);
 }

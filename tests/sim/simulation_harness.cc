@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "child_process.h"
 #include "sim/simulation.h"
@@ -14,6 +15,13 @@ TinyModelFolder::TinyModelFolder(int hidden) : path_(temp_.path.string()) {
                                           << hidden
                                           << ", activation: relu}\n  - dense: {units: 3}\n"
                                              "optimizer:\n  sgd: {learning_rate: 0.05}\n";
+}
+
+const nlohmann::json& task_named(const nlohmann::json& run, const std::string& name) {
+  for (const nlohmann::json& t : run.at("tasks")) {
+    if (t.at("name") == name) return t;
+  }
+  throw std::runtime_error("the simulation has no task " + name);
 }
 
 void write_bn_model(const std::string& folder) {

@@ -25,6 +25,10 @@ class TinyModelFolder {
   std::string path_;
 };
 
+// The task of a simulate_yaml() result by its name ("worker:1"); fails
+// the test when there is none.
+const nlohmann::json& task_named(const nlohmann::json& run, const std::string& name);
+
 // Adds `bn.yaml` to a folder: a model with what a checkpoint must carry
 // beyond the weights (BatchNorm moving statistics, Adam's moments and step
 // count, dropout's randomness).

@@ -13,6 +13,7 @@
 namespace {
 
 using distlab::testing::simulate_yaml;
+using distlab::testing::task_named;
 using distlab::testing::TinyModelFolder;
 using nlohmann::json;
 
@@ -29,14 +30,6 @@ std::string scenario(const std::string& strategy, const std::string& slowdowns, 
          (slowdowns.empty() ? "" : "slowdowns:\n" + slowdowns);
 }
 
-const json& task(const json& run, const std::string& name) {
-  for (const json& t : run["tasks"]) {
-    if (t["name"] == name) return t;
-  }
-  FAIL("no task " << name);
-  return run;
-}
-
 }  // namespace
 
 TEST_CASE("slowdowns: a straggler's work takes twice as long, and a synchronous step waits") {
@@ -44,11 +37,11 @@ TEST_CASE("slowdowns: a straggler's work takes twice as long, and a synchronous 
   const json even = simulate_yaml(scratch.path(), "even", scenario("allreduce", ""));
   const json slow = simulate_yaml(scratch.path(), "slow",
                                   scenario("allreduce", "  - {task: worker:1, factor: 2}\n"));
-  const json& straggler = task(slow, "worker:1");
-  const json& chief = task(slow, "chief:0");
+  const json& straggler = task_named(slow, "worker:1");
+  const json& chief = task_named(slow, "chief:0");
   for (int s = 0; s < kSteps; ++s) {
     CHECK(straggler["compute"][s].get<double>() ==
-          Approx(2 * task(even, "worker:1")["compute"][s].get<double>()).epsilon(1e-6));
+          Approx(2 * task_named(even, "worker:1")["compute"][s].get<double>()).epsilon(1e-6));
   }
   CHECK(straggler["slowdown_seconds"].get<double>() ==
         Approx(straggler["compute_seconds"].get<double>() / 2).epsilon(1e-9));
@@ -60,7 +53,7 @@ TEST_CASE("slowdowns: a straggler's work takes twice as long, and a synchronous 
   CHECK(slow["run_seconds"].get<double>() > 1.5 * even["run_seconds"].get<double>());
   for (int s = 0; s < kSteps; ++s) {
     CHECK(chief["compute"][s].get<double>() ==
-          Approx(task(even, "chief:0")["compute"][s].get<double>()).epsilon(1e-9));
+          Approx(task_named(even, "chief:0")["compute"][s].get<double>()).epsilon(1e-9));
   }
 }
 
@@ -69,9 +62,9 @@ TEST_CASE("slowdowns: an asynchronous straggler does not slow the other workers"
   const json even = simulate_yaml(scratch.path(), "even", scenario("ps", ""));
   const json slow =
       simulate_yaml(scratch.path(), "slow", scenario("ps", "  - {task: worker:1, factor: 3}\n"));
-  const double others_even = task(even, "worker:0")["step_ends"].back().get<double>();
-  const double others_slow = task(slow, "worker:0")["step_ends"].back().get<double>();
-  const double straggler = task(slow, "worker:1")["step_ends"].back().get<double>();
+  const double others_even = task_named(even, "worker:0")["step_ends"].back().get<double>();
+  const double others_slow = task_named(slow, "worker:0")["step_ends"].back().get<double>();
+  const double straggler = task_named(slow, "worker:1")["step_ends"].back().get<double>();
   // No slower (a little faster: the server is less busy).
   CHECK(others_slow <= 1.02 * others_even);
   CHECK(straggler > 1.3 * others_slow);
@@ -80,7 +73,7 @@ TEST_CASE("slowdowns: an asynchronous straggler does not slow the other workers"
 TEST_CASE("slowdowns: a noisy neighbour slows the steps of its window alone") {
   const TinyModelFolder scratch(kHidden);
   const json even = simulate_yaml(scratch.path(), "even", scenario("allreduce", ""));
-  const json& chief_even = task(even, "chief:0");
+  const json& chief_even = task_named(even, "chief:0");
   // From the middle of the second step to the middle of the sixth, on the
   // chief.
   auto middle = [&](int s) {
@@ -93,7 +86,7 @@ TEST_CASE("slowdowns: a noisy neighbour slows the steps of its window alone") {
   window << std::setprecision(17) << "  - {task: chief:0, factor: 4, from_seconds: " << from
          << ", to_seconds: " << to << "}\n";
   const json noisy = simulate_yaml(scratch.path(), "noisy", scenario("allreduce", window.str()));
-  const json& chief = task(noisy, "chief:0");
+  const json& chief = task_named(noisy, "chief:0");
   const double base = chief_even["compute"][0].get<double>();
   int outside = 0, inside = 0;
   for (int s = 0; s < kSteps; ++s) {
