@@ -1,7 +1,5 @@
 #include "common/shipped_files.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>

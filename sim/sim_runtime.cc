@@ -182,16 +182,30 @@ void SimRuntime::execute(const strategy::Work& work, const std::function<void()>
   }
 }
 
-// As ./realnet holds a core: one thread's work after the computation,
-// beside the other tasks' on a shared host, a sleep on a host of its own.
+// As ./realnet holds a core: for `seconds` of the clock after the
+// computation, one thread computing all along. On a host of its own, a
+// sleep; on a shared one, an execution beside the other tasks' that ends
+// when the time is up, however much of a core the sharing gave it (a real
+// spinning thread that the scheduler sets aside still ends on time).
 void SimRuntime::hold(double seconds) {
   settle_compute();
-  cpu_spent_ += seconds;
   if (compute_threads_ == 0) {
+    cpu_spent_ += seconds;
     simgrid::s4u::this_actor::sleep_for(seconds);
-  } else {
-    run_on_shared_cores(seconds, 1);
+    return;
   }
+  if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  const simgrid::s4u::ExecPtr spin = simgrid::s4u::this_actor::exec_init(seconds * kCoreSpeed)
+                                         ->set_host(compute_host_)
+                                         ->set_priority(share_weights_.at(now()))
+                                         ->start();
+  simgrid::s4u::this_actor::sleep_for(seconds);
+  double used = seconds;  // the CPU it got
+  if (!spin->test()) {
+    used -= spin->get_remaining() / kCoreSpeed;
+    spin->cancel();
+  }
+  cpu_spent_ += used;
 }
 
 void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
