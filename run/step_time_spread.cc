@@ -13,7 +13,13 @@ namespace distlab::run {
 
 std::vector<double> step_time_factors(const std::string& path) {
   namespace fs = std::filesystem;
-  const std::string file = fs::is_directory(path) ? (fs::path(path) / "steps.csv").string() : path;
+  std::error_code ec;
+  const std::string file =
+      fs::is_directory(path, ec) ? (fs::path(path) / "steps.csv").string() : path;
+  // Not a device or a pipe, which might never end.
+  if (fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+    throw InputError(file + ": not a run's steps.csv (not a regular file)");
+  }
   const CsvTable table(read_file_text(file), file);
   const std::size_t task = table.column("task");
   const std::size_t compute = table.column("compute_seconds");

@@ -55,6 +55,7 @@ TEST_CASE("step-time spread: too few steps, or no run, are refused by name") {
       step_time_factors((dir.path / "few.csv").string()),
       Catch::Contains("few.csv: 1 replica steps") && Catch::Contains("needs 10 or more"));
   CHECK_THROWS_AS(step_time_factors((dir.path / "none").string()), InputError);
+  CHECK_THROWS_WITH(step_time_factors("/dev/zero"), Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("step-time spread: a scenario's empirical_steps is found beside it, or refused") {
