@@ -84,6 +84,7 @@ class SimRuntime : public strategy::Runtime {
   double work_seconds(const strategy::Work& work);
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
   void hold(double seconds) override;
+  void settle() override { settle_compute(); }
   void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
   void await_input(int64_t examples, const strategy::InputPipeline& input) override;
 

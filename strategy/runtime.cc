@@ -287,6 +287,7 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   if (slowdown_.any()) {
     const double factor = slowdown_.factor(step_ ? step_->step : -1, start);
     if (factor > 1) {
+      settle();  // the computation's whole time, before its extra is reckoned
       const double extra = (factor - 1) * (now() - start);
       hold(extra);
       log_.slowdown_seconds += extra;

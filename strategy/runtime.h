@@ -236,6 +236,9 @@ class Runtime {
   // `seconds` as if it computed on one core (the simulator charges it;
   // ./realnet holds a core).
   virtual void hold(double seconds) = 0;
+  // Lets the clock catch up with computations a backend has not yet
+  // timed (the simulator adds up short ones before it charges them).
+  virtual void settle() {}
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;

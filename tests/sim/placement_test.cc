@@ -153,6 +153,32 @@ TEST_CASE("one_host shares its cores among the tasks' compute, per_task hosts do
   fs::remove_all(dir);
 }
 
+TEST_CASE("on one_host a slowed task holds a core for its extra time, and no longer") {
+  // One core, two replicas slowed 3x (the chief) and 2x (the worker): after
+  // each dense pass (1 ms alone, shared while both compute) each holds
+  // the core for 2 and 1 times the pass's time, the holds sharing the core
+  // where they meet. A real spinning thread ends on time, whatever share
+  // it got; so does the simulated hold, and each computation takes its
+  // factor's time exactly: the extra is (f - 1) / f of the compute.
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
+  const std::string catalog = write_catalog(dir, {.cores = 1, .threads = 1, .dense_op_us = 1000});
+  const json run =
+      simulate_yaml(dir, "held",
+                    allreduce("one_host", 3,
+                              kNoLatency + "slowdowns:\n  - {task: chief:0, factor: 3}\n"
+                                           "  - {task: worker:0, factor: 2}\n"),
+                    catalog);
+  const json& chief = distlab::testing::task_named(run, "chief:0");
+  const json& worker = distlab::testing::task_named(run, "worker:0");
+  CHECK(chief["slowdown_seconds"].get<double>() ==
+        Approx(chief["compute_seconds"].get<double>() * 2 / 3));
+  CHECK(worker["slowdown_seconds"].get<double>() ==
+        Approx(worker["compute_seconds"].get<double>() / 2));
+  // The holds met: the worker's held the core beside the chief's.
+  CHECK(worker["compute_seconds"].get<double>() > 3 * 4e-3 * 2);
+}
+
 TEST_CASE("one_host shares the cores as unevenly as the machine's core_sharing says") {
   // A ring of four replicas of 1 thread on 2 cores: 2 threads per core.
   // Each step computes 4 ms alone; evenly shared, every step of every
