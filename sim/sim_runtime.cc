@@ -92,15 +92,19 @@ void SimRuntime::spend_message_cpu(uint64_t bytes) {
   run_on_shared_cores(seconds, 1);
 }
 
-void SimRuntime::run_on_shared_cores(double seconds, int threads) {
+simgrid::s4u::Host* SimRuntime::shared_host() {
   if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
+  return compute_host_;
+}
+
+void SimRuntime::run_on_shared_cores(double seconds, int threads) {
   const double weight = share_weights_.at(simgrid::s4u::Engine::get_clock());
   if (weight == 1) {
-    simgrid::s4u::this_actor::thread_execute(compute_host_, seconds * kCoreSpeed, threads);
+    simgrid::s4u::this_actor::thread_execute(shared_host(), seconds * kCoreSpeed, threads);
     return;
   }
   simgrid::s4u::this_actor::exec_init(seconds * kCoreSpeed)
-      ->set_host(compute_host_)
+      ->set_host(shared_host())
       ->set_thread_count(threads)
       ->set_priority(weight)
       ->wait();
@@ -194,9 +198,8 @@ void SimRuntime::hold(double seconds) {
     simgrid::s4u::this_actor::sleep_for(seconds);
     return;
   }
-  if (!compute_host_) compute_host_ = simgrid::s4u::Host::by_name(kSharedCpuHost);
   const simgrid::s4u::ExecPtr spin = simgrid::s4u::this_actor::exec_init(seconds * kCoreSpeed)
-                                         ->set_host(compute_host_)
+                                         ->set_host(shared_host())
                                          ->set_priority(share_weights_.at(now()))
                                          ->start();
   simgrid::s4u::this_actor::sleep_for(seconds);

@@ -105,6 +105,8 @@ class SimRuntime : public strategy::Runtime {
   // shared host, beside the other tasks' executions, at the task's weight
   // in the sharing now.
   void run_on_shared_cores(double seconds, int threads);
+  // The host whose cores the tasks share, found at its first use.
+  simgrid::s4u::Host* shared_host();
   // The model's `seconds` for work of `phase` on a CPU, as a real run
   // measured that phase's work to cost (--calibrate-from), the first work
   // of the phase in this life of the task with its own cost.
