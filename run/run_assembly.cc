@@ -38,6 +38,7 @@ RunResult assemble_run(const Scenario& scenario, const strategy::ClusterSpec& cl
     result.examples += r.log.examples;
     result.spans_dropped += r.spans_dropped;
     result.task_updates.push_back(r.outcome.updates);
+    result.task_gradients_dropped.push_back(r.outcome.dropped);
     result.task_weights_sha256.push_back(r.outcome.weights_sha256);
     if (t == replica0) {
       result.final_loss = r.outcome.final_loss;

@@ -168,7 +168,7 @@ json phase_json(const strategy::PhaseSeconds& seconds) {
   return phases;
 }
 
-json task_summary(const TaskLog& t, const int64_t* updates) {
+json task_summary(const TaskLog& t, const int64_t* updates, int64_t gradients_dropped) {
   json task = {
       {"task", strategy::task_name(t.task)},
       {"role", strategy::role_name(t.task.role)},
@@ -195,6 +195,7 @@ json task_summary(const TaskLog& t, const int64_t* updates) {
   task["phase_seconds"] = phase_json(t.phases);
   task["phase_cpu_seconds"] = phase_json(t.phase_cpu);
   if (updates != nullptr) task["updates"] = *updates;
+  if (t.task.role == strategy::Role::kPs) task["gradients_dropped"] = gradients_dropped;
   int64_t count = 0;
   int64_t sum = 0;
   int64_t max = 0;
@@ -368,7 +369,8 @@ std::string summary_json(const RunResult& r) {
   json tasks = json::array();
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     tasks.push_back(
-        task_summary(r.tasks[i], i < r.task_updates.size() ? &r.task_updates[i] : nullptr));
+        task_summary(r.tasks[i], i < r.task_updates.size() ? &r.task_updates[i] : nullptr,
+                     i < r.task_gradients_dropped.size() ? r.task_gradients_dropped[i] : 0));
   }
   summary["tasks"] = std::move(tasks);
   return summary.dump(2) + "\n";

@@ -140,6 +140,7 @@ void read_summary(const json& s, RunResult& r) {
   for (const json& t : s.at("tasks")) {
     r.tasks.push_back(task_from(t));
     r.task_updates.push_back(t.value("updates", int64_t{0}));
+    r.task_gradients_dropped.push_back(t.value("gradients_dropped", int64_t{0}));
     r.task_weights_sha256.emplace_back();
   }
 }

@@ -82,6 +82,9 @@ struct RunResult {
   // Per task, same order: gradients pushed (workers of a parameter-server
   // run) or applied (parameter servers); 0 elsewhere.
   std::vector<int64_t> task_updates;
+  // Per task: gradients a sync parameter server dropped as too late (backup
+  // workers); 0 elsewhere.
+  std::vector<int64_t> task_gradients_dropped;
   std::vector<std::string> task_weights_sha256;  // replicas, full fidelity; "" elsewhere
   std::vector<Failure> failures;                 // in the order they happened
   std::vector<MissingReport> missing_reports;    // none but for a --role chief's

@@ -58,6 +58,8 @@ RunResult join_segments(RunResult earlier, const RunResult& later) {
   std::vector<strategy::TaskLog> tasks = std::move(earlier.tasks);
   std::vector<int64_t> updates = earlier.task_updates;
   updates.resize(tasks.size(), 0);
+  std::vector<int64_t> dropped = earlier.task_gradients_dropped;
+  dropped.resize(tasks.size(), 0);
   // The weights are the later segment's, where it has the task.
   std::vector<std::string> weights(tasks.size());
   for (size_t i = 0; i < later.tasks.size(); ++i) {
@@ -65,11 +67,14 @@ RunResult join_segments(RunResult earlier, const RunResult& later) {
     const auto same = std::find_if(tasks.begin(), tasks.end(),
                                    [&](const strategy::TaskLog& t) { return t.task == next.task; });
     const int64_t next_updates = i < later.task_updates.size() ? later.task_updates[i] : 0;
+    const int64_t next_dropped =
+        i < later.task_gradients_dropped.size() ? later.task_gradients_dropped[i] : 0;
     const std::string next_weights =
         i < later.task_weights_sha256.size() ? later.task_weights_sha256[i] : "";
     if (same == tasks.end()) {
       tasks.push_back(shifted(next, offset));
       updates.push_back(next_updates);
+      dropped.push_back(next_dropped);
       weights.push_back(next_weights);
       continue;
     }
@@ -78,10 +83,12 @@ RunResult join_segments(RunResult earlier, const RunResult& later) {
     same->host = next.host;
     same->isa = next.isa;
     updates[at] += next_updates;
+    dropped[at] += next_dropped;
     weights[at] = next_weights;
   }
   whole.tasks = std::move(tasks);
   whole.task_updates = std::move(updates);
+  whole.task_gradients_dropped = std::move(dropped);
   whole.task_weights_sha256 = std::move(weights);
 
   whole.failures = std::move(earlier.failures);

@@ -66,8 +66,9 @@ std::string strategies_taking(const std::string& key) {
 
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
-  const std::vector<std::string> keys = {"mode",    "bucket_bytes",   "segment_bytes",
-                                         "devices", "gradient_dtype", "staleness_bound"};
+  const std::vector<std::string> keys = {
+      "mode",           "bucket_bytes",    "segment_bytes",        "devices",
+      "gradient_dtype", "staleness_bound", "replicas_to_aggregate"};
   std::vector<std::string> allowed = keys;
   allowed.push_back("name");
   node.allow_only(allowed);
@@ -110,6 +111,14 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
     if (config.mode != PsMode::kAsync) {
       bound->fail("only an asynchronous parameter server has a staleness bound",
                   "set mode: async, or leave the key out");
+    }
+  }
+  if (auto aggregate = node.find("replicas_to_aggregate")) {
+    // Checked against the cluster's replicas in check_replicas_to_aggregate.
+    config.replicas_to_aggregate = static_cast<int>(aggregate->as_int(1, kMaxTasks + 1));
+    if (config.mode != PsMode::kSync) {
+      aggregate->fail("only a synchronous parameter server aggregates a subset of the replicas",
+                      "set mode: sync, or leave the key out");
     }
   }
   if (auto devices = node.find("devices")) {
@@ -208,6 +217,18 @@ ClusterConfig parse_cluster(const ConfigNode& root, const strategy::StrategyConf
 
   check_cluster_rule(node, strategy::describe(strategy.kind), spec);
   return config;
+}
+
+// Backup workers: the ones a step does not wait for, so fewer than all.
+void check_replicas_to_aggregate(const ConfigNode& root, const ClusterConfig& cluster,
+                                 const strategy::StrategyConfig& strategy) {
+  const int replicas = cluster.spec.replicas();
+  if (strategy.replicas_to_aggregate <= replicas) return;
+  root.at("strategy")
+      .at("replicas_to_aggregate")
+      .fail("a step cannot aggregate " + std::to_string(strategy.replicas_to_aggregate) +
+                " of the cluster's " + std::to_string(replicas) + " replicas",
+            "1 to " + std::to_string(replicas) + "; the replicas beyond it are backups");
 }
 
 strategy::TrainingConfig parse_training(const ConfigNode& root, const ClusterConfig& cluster,
@@ -536,6 +557,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
                    : strategy::Fidelity::kFull;
   s.strategy = parse_strategy(root);
   s.cluster = parse_cluster(root, s.strategy, machine_types);
+  check_replicas_to_aggregate(root, s.cluster, s.strategy);
   s.training = parse_training(root, s.cluster, s.strategy);
   s.training.input = parse_input_pipeline(root);
   s.checkpoint = parse_checkpoint(root);

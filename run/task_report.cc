@@ -70,6 +70,7 @@ std::string task_report_json(const TaskReport& report) {
               {"spans_dropped", report.spans_dropped},
               {"outcome",
                {{"updates", o.updates},
+                {"dropped", o.dropped},
                 {"final_loss", number(o.final_loss)},
                 {"final_accuracy", number(o.final_accuracy)},
                 {"weights_sha256", o.weights_sha256}}}}
@@ -131,6 +132,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     r.spans_dropped = j.at("spans_dropped");
     const json& o = j.at("outcome");
     r.outcome.updates = o.at("updates");
+    r.outcome.dropped = o.at("dropped");
     r.outcome.final_loss = number(o.at("final_loss"));
     r.outcome.final_accuracy = number(o.at("final_accuracy"));
     r.outcome.weights_sha256 = o.at("weights_sha256");

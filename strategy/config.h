@@ -41,6 +41,11 @@ struct StrategyConfig {
   // other replica still training has pushed its step k - 1 - bound, so no
   // replica runs more than `bound` steps ahead of the slowest. -1: no bound.
   int64_t staleness_bound = -1;
+  // Sync parameter servers with backup workers (TensorFlow's
+  // SyncReplicasOptimizer): a step applies the average of the first this
+  // many pushes computed on the current weights and drops the rest. 0: all
+  // replicas'.
+  int replicas_to_aggregate = 0;
   // allreduce and mirrored: the gradient is reduced in consecutive buckets
   // of at most this many bytes, one ring each; 0 reduces it in one ring.
   int64_t bucket_bytes = 0;

@@ -21,7 +21,8 @@ namespace distlab::strategy {
 
 // What a task reports when it ends.
 struct TaskOutcome {
-  int64_t updates = 0;    // a PS: updates applied; a worker: gradients pushed
+  int64_t updates = 0;    // a PS: gradients applied; a worker: gradients pushed
+  int64_t dropped = 0;    // a sync PS with backup workers: gradients that came too late
   double final_loss = 0;  // chief only, full fidelity; NaN otherwise
   double final_accuracy = 0;
   // SHA-256 of the replica's parameters and state at the end (full

@@ -34,8 +34,11 @@ ShardServer::ShardServer(Runtime& runtime, const TrainingSetup& setup)
       segment_floats_(setup.strategy().segment_floats()),
       wire_(setup.strategy().gradient_type),
       gradients_(sync_ ? replicas_ : 1),
-      pushes_(replicas_, 0),
+      aggregate_(setup.strategy().replicas_to_aggregate > 0 ? setup.strategy().replicas_to_aggregate
+                                                            : replicas_),
       steps_reached_(replicas_, 0),
+      pushed_version_(replicas_, -1),
+      aggregated_(replicas_, 0),
       stopped_ranks_(replicas_, 0) {
   if (!runtime.full_fidelity()) return;
   const nn::Model initial(setup.spec(), setup.seed());
@@ -62,7 +65,7 @@ TaskOutcome ShardServer::run() {
     // Every worker has stopped: the shard is final.
     if (stopped_ == replicas_ && final_request_) answer_final();
   }
-  return {.updates = gradients_applied_};
+  return {.updates = gradients_applied_, .dropped = gradients_dropped_};
 }
 
 // The chief's part of the checkpoint: the shard, its optimizer state and
@@ -86,8 +89,7 @@ void ShardServer::restore() {
     optimizer_->set_steps(version_);
     if (setup_.spec().reduce_lr_on_plateau) optimizer_->set_learning_rate(m.values.back());
   }
-  // Sync: every worker's pushes so far count as applied.
-  std::fill(pushes_.begin(), pushes_.end(), version_);
+  // Sync: no worker's push is pending; each pulls the restored weights.
   std::fill(steps_reached_.begin(), steps_reached_.end(), m.step);
 }
 
@@ -125,7 +127,6 @@ void ShardServer::pull(Message request) {
 
 void ShardServer::push(const Message& first, int rank) {
   const FloatRange gradient = receive_push(first, rank);
-  ++pushes_[rank];
   steps_reached_[rank] = std::max(steps_reached_[rank], first.step + 1);
   if (!sync_) {
     // Staleness: the updates applied since the worker pulled.
@@ -134,18 +135,33 @@ void ShardServer::push(const Message& first, int rank) {
     if (bounded()) answer_ready_pulls();
     return;
   }
-  if (++pending_ < replicas_) return;
-  apply_sum();
-  pending_ = 0;
-  answer_ready_pulls();
+  pushed_version_[rank] = first.version;
+  if (first.version != version_) {
+    // A backup's push: the step it was computed for has been applied.
+    ++gradients_dropped_;
+    return;
+  }
+  aggregated_[rank] = 1;
+  if (++pending_ >= quorum()) apply_aggregate();
+}
+
+// Sync: the pushes a step waits for. A worker that has stopped pushes no
+// more, so once fewer are left than replicas_to_aggregate, the step takes
+// what they can give.
+int ShardServer::quorum() const {
+  int able = 0;
+  for (int r = 0; r < replicas_; ++r) able += !stopped_ranks_[r] || aggregated_[r];
+  return std::min(aggregate_, able);
 }
 
 void ShardServer::stop(int rank) {
   if (stopped_ranks_[rank]) return;
   stopped_ranks_[rank] = 1;
   ++stopped_;
-  // A bounded pull no longer waits for a replica that trains no more.
+  // A bounded pull no longer waits for a replica that trains no more, and
+  // a sync step no longer waits for its push.
   if (bounded()) answer_ready_pulls();
+  if (sync_ && pending_ > 0 && pending_ >= quorum()) apply_aggregate();
 }
 
 // Every push of this worker that reached this PS was applied on arrival
@@ -172,12 +188,12 @@ void ShardServer::set_learning_rate(const Message& request) {
   }
 }
 
-// Sync: a worker's pull waits until every push it made has been applied.
-// Bounded: a pull for step k waits until every other replica still
-// training has reached step k - bound (pushed step k - 1 - bound).
+// Sync: a worker's pull waits until the step its last push was computed
+// for has been applied (its push with it, or dropped). Bounded: a pull for step k waits until every
+// other replica still training has reached step k - bound (pushed step k - 1 - bound).
 bool ShardServer::ready(const Message& pull_request) const {
   const int rank = runtime_.cluster().replica_rank(pull_request.from);
-  if (sync_) return pushes_[rank] <= version_;
+  if (sync_) return pushed_version_[rank] < version_;
   if (!bounded() || static_cast<PsRequest>(pull_request.op) != PsRequest::kPull) return true;
   const int64_t bound = setup_.strategy().staleness_bound;
   for (int r = 0; r < replicas_; ++r) {
@@ -233,17 +249,31 @@ void ShardServer::apply(std::span<const float> gradient, int64_t staleness, int 
   runtime_.end_step(std::numeric_limits<double>::quiet_NaN(), staleness);
 }
 
-// Every worker's gradient of this step is here: add them up in worker
-// order, so that the sum has the same bits on every run.
-void ShardServer::apply_sum() {
-  runtime_.compute(packing(elementwise_work("sum gradients", shard_.size * (replicas_ - 1), 1, 3)),
-                   [&] {
-                     std::copy(gradients_[0].begin(), gradients_[0].end(), sum_.begin());
-                     for (int r = 1; r < replicas_; ++r) {
-                       nn::kernels::kernels().add(sum_.data(), gradients_[r].data(), shard_.size);
-                     }
-                   });
-  apply(sum_, -1, replicas_);
+// The step's pushes are here: add them up in worker order, so that the
+// sum has the same bits on every run, and average them when backups' are
+// missing (each was scaled for all replicas' batches).
+void ShardServer::apply_aggregate() {
+  const int taken = pending_;
+  const int64_t operations = taken - 1 + (taken < replicas_ ? 1 : 0);  // adds, and the average
+  runtime_.compute(packing(elementwise_work("sum gradients", shard_.size * operations, 1, 3)), [&] {
+    bool first = true;
+    for (int r = 0; r < replicas_; ++r) {
+      if (!aggregated_[r]) continue;
+      if (first) {
+        std::copy(gradients_[r].begin(), gradients_[r].end(), sum_.begin());
+      } else {
+        nn::kernels::kernels().add(sum_.data(), gradients_[r].data(), shard_.size);
+      }
+      first = false;
+    }
+    if (taken == replicas_) return;
+    const float scale = static_cast<float>(replicas_) / static_cast<float>(taken);
+    for (float& g : sum_) g *= scale;
+  });
+  std::fill(aggregated_.begin(), aggregated_.end(), 0);
+  pending_ = 0;
+  apply(sum_, -1, taken);
+  answer_ready_pulls();
 }
 
 // The pulls that waited (sync: for the update just applied; bounded: for

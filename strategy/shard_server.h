@@ -6,9 +6,13 @@
 //   async: each push is applied on arrival; a pull is answered at once,
 //          or, with a staleness bound (stale-synchronous), once every
 //          other replica still training is within the bound of its step;
-//   sync:  a push waits for every worker's push of the step, then the sum
+//   sync:  a push waits for the other pushes of the step, then their sum
 //          (in worker order) is applied once; a worker's pull waits until
-//          its last push has been applied.
+//          its last push has been applied or dropped. With backup workers
+//          (TensorFlow's SyncReplicasOptimizer), a step takes the first
+//          `replicas_to_aggregate` pushes computed on the shard's current
+//          weights, averages them and drops the late ones, which were
+//          computed on weights no longer current.
 //
 // Pulls that cannot be answered yet wait in `deferred_`; once every worker
 // has stopped, the shard is final and everything that waits is answered.
@@ -63,12 +67,13 @@ class ShardServer {
   void set_learning_rate(const Message& request);
 
   bool ready(const Message& pull_request) const;
+  int quorum() const;
   bool bounded() const { return !sync_ && setup_.strategy().staleness_bound >= 0; }
   void answer(const Message& pull_request);
   void send_state(const Message& checkpoint_request);
   FloatRange receive_push(const Message& first, int rank);
   void apply(std::span<const float> gradient, int64_t staleness, int gradients);
-  void apply_sum();
+  void apply_aggregate();
   void answer_ready_pulls();
   void answer_final();
   FloatRange weights();
@@ -92,9 +97,14 @@ class ShardServer {
 
   int64_t version_ = 0;  // updates applied to this shard
   int64_t gradients_applied_ = 0;
-  std::vector<int64_t> pushes_;         // per worker
+  int64_t gradients_dropped_ = 0;  // sync: pushes computed on weights no longer current
+  const int aggregate_;            // sync: the pushes a step applies (all replicas' but backups)
   std::vector<int64_t> steps_reached_;  // per worker: after its latest push
-  int pending_ = 0;                     // sync: the step's pushes received so far
+  // Sync: per worker, the version its latest push was computed on (-1:
+  // none since the start), and whether this step takes it.
+  std::vector<int64_t> pushed_version_;
+  std::vector<char> aggregated_;
+  int pending_ = 0;  // sync: the pushes this step has taken so far
   // Pulls that wait for an update (sync), for the slowest replica
   // (bounded), or for the end.
   std::vector<Message> deferred_;

@@ -35,6 +35,9 @@ def bytes_per_step(d):
         return sorted((r["task"], int(r["step"]), int(r["bytes_sent"]), int(r["bytes_received"]))
                       for r in csv.DictReader(f))
 a, b = bytes_per_step(sys.argv[1]), bytes_per_step(sys.argv[2])
+dropped = [[t.get("gradients_dropped") for t in run["tasks"]] for run in (sim, real)]
+if dropped[0] != dropped[1]:
+    problems.append(f"gradients dropped per task: simulate {dropped[0]}, realnet {dropped[1]}")
 if not a or a != b:
     problems.append(f"bytes per task per step differ ({len(a)} rows against {len(b)})")
 if problems:
@@ -69,6 +72,12 @@ compare "chief+2-segmented" "" "${small[@]}" --set cluster.workers=2 \
 compare "ps-sync-segmented-float16" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
   --set strategy.name=parameter_server --set strategy.mode=sync \
   --set strategy.gradient_dtype=float16 --set strategy.segment_bytes=16384
+# Backup workers under a fixed arrival order: worker:1, slowed 30 times,
+# ends its first step after the others' last, so that push is dropped and
+# its later ones are applied alone (tests/sim/backup_workers_test.cc).
+compare "ps-sync-backup" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=1 \
+  --set strategy.name=parameter_server --set strategy.mode=sync \
+  --set strategy.replicas_to_aggregate=2 --set 'slowdowns=[{task: worker:1, factor: 30}]'
 # A plateau schedule that halves the rate at every epoch after the first:
 # the chief's decision reaches the other replicas (all-reduce) and the
 # servers (parameter server) at the same step on both backends.

@@ -487,6 +487,32 @@ TEST_CASE("A staleness bound is read for an async parameter server alone") {
              Catch::Contains("strategy allreduce takes no staleness_bound"));
 }
 
+TEST_CASE("Backup workers are read for a sync parameter server, fewer than its replicas") {
+  const TempDir dir;
+  const std::string ps = dir.write("ps.yaml", kFull);  // sync, chief + 4 workers
+  CHECK(load_scenario(ps).strategy.replicas_to_aggregate == 0);  // all of them
+  const auto aggregate = [&](const std::string& value) {
+    return load_scenario(ps, {parse_override("strategy.replicas_to_aggregate=" + value)})
+        .strategy.replicas_to_aggregate;
+  };
+  CHECK(aggregate("4") == 4);
+  CHECK(aggregate("5") == 5);
+  auto error = [&](const std::vector<std::string>& sets) {
+    std::vector<distlab::run::Override> overrides;
+    for (const auto& set : sets) overrides.push_back(parse_override(set));
+    return message_of<ConfigError>([&] { load_scenario(ps, overrides); });
+  };
+  CHECK_THAT(error({"strategy.replicas_to_aggregate=6"}),
+             Catch::Contains("strategy.replicas_to_aggregate: a step cannot aggregate 6 of the "
+                             "cluster's 5 replicas"));
+  CHECK_THAT(error({"strategy.replicas_to_aggregate=0"}),
+             Catch::Contains("strategy.replicas_to_aggregate: must be between 1"));
+  CHECK_THAT(error({"strategy.mode=async", "strategy.replicas_to_aggregate=2"}),
+             Catch::Contains("only a synchronous parameter server aggregates a subset"));
+  CHECK_THAT(error({"strategy.name=allreduce", "strategy.replicas_to_aggregate=2"}),
+             Catch::Contains("strategy allreduce takes no replicas_to_aggregate"));
+}
+
 TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {
   const TempDir dir;
   const std::string ps =
