@@ -9,6 +9,7 @@ so that tests (and anyone) can count them.
 """
 
 import os
+import textwrap
 
 import matplotlib
 
@@ -154,7 +155,10 @@ def metric_lines(fig, ax, x_label, metric, series, numeric_x, categories=None, l
             fig.tag(list(bars))
             drawn = True
         ax.set_xticks(range(len(categories)))
-        ax.set_xticklabels(categories, rotation=15 if max(map(len, categories)) > 10 else 0)
+        # Long values (a list of slow tasks, a strategy's options) wrapped
+        # onto lines of their own rather than slanted into each other.
+        ax.set_xticklabels([textwrap.fill(c, 18) for c in categories], fontsize="small"
+                           if max(map(len, categories)) > 18 else None)
     ax.set_title(label)
     ax.set_xlabel(x_label)
     ax.set_ylabel(unit)

@@ -91,8 +91,9 @@ def choose_dimensions(runs):
     """Every run's values, and the dimensions that vary, in a stable order:
     the strategy and the backend, the sweeps' varied keys, the scenario keys
     that differ, then what the runs say of themselves; a dimension that only
-    restates an earlier one (replicas when cluster.workers varies, cluster.ps
-    when the strategy does) is left out."""
+    restates an earlier one, whose value follows from it (replicas when
+    cluster.workers varies, cluster.ps when the strategy does), is left
+    out."""
     table = [dimensions_of(run) for run in runs]
     keys = []
     for dims in table:
@@ -114,10 +115,18 @@ def choose_dimensions(runs):
             kept.append(key)
             continue
         mine = partition(runs, [dims.get(key) for dims in table])
-        if any(partition(runs, [dims.get(k) for dims in table]) == mine for k in kept + swept):
+        if any(determines(partition(runs, [dims.get(k) for dims in table]), mine)
+               for k in kept + swept):
             continue  # restates another dimension
         kept.append(key)
     return kept, table
+
+
+def determines(finer, coarser):
+    """Whether knowing which group of `finer` a run is in says which group of
+    `coarser` it is in (the batch size that each strategy's sweep set, the
+    option a strategy mapping already holds)."""
+    return all(any(group <= other for other in coarser) for group in finer)
 
 
 def numeric(key, table):

@@ -107,6 +107,54 @@ class Checks(unittest.TestCase):
         return names
 
 
+class FakeRun:
+    """What choose_dimensions reads of a run, without a run directory."""
+
+    def __init__(self, strategy, values, scenario_values):
+        self.strategy, self.values, self._scenario = strategy, values, scenario_values
+        self.kind, self.scenario, self.summary = "simulate", "lab", {}
+
+    def scenario_values(self):
+        return self._scenario
+
+    def figure(self, name):
+        return 4 if name == "replicas" else None
+
+    def machine_types(self):
+        return ["n1-standard-4"]
+
+
+class DimensionsTest(unittest.TestCase):
+    def test_a_key_that_follows_from_another_is_no_dimension(self):
+        # Two sweeps: all-reduce at a global batch of 256, parameter servers
+        # at 64 a worker, each over the same slowdowns; a backup-worker
+        # option that only one strategy mapping holds.
+        runs = []
+        for slow in ("[]", "[{task: worker:2, factor: 1.5}]"):
+            runs.append(FakeRun("allreduce", {"slowdowns": slow},
+                                {"training.batch_size": 256, "slowdowns": slow}))
+            for strategy, extra in (("{name: parameter_server, mode: sync}", {}),
+                                    ("{name: parameter_server, mode: sync, "
+                                     "replicas_to_aggregate: 3}",
+                                     {"strategy.replicas_to_aggregate": 3})):
+                runs.append(FakeRun("parameter_server (sync)",
+                                    {"slowdowns": slow, "strategy": strategy},
+                                    {"training.batch_size": 64, "slowdowns": slow, **extra}))
+        keys, _ = report.choose_dimensions(runs)
+        self.assertEqual(keys, ["strategy", "slowdowns"])
+
+    def test_a_key_that_cuts_across_is_kept(self):
+        runs = [FakeRun("allreduce", {"cluster.workers": w}, {"cluster.workers": w, "training.batch_size": batch})
+                for w in (1, 2) for batch in (64, 256)]
+        keys, _ = report.choose_dimensions(runs)
+        self.assertEqual(keys, ["cluster.workers", "training.batch_size"])
+
+    def test_determines(self):
+        finer = [frozenset({0}), frozenset({1}), frozenset({2, 3})]
+        self.assertTrue(report.determines(finer, [frozenset({0, 1}), frozenset({2, 3})]))
+        self.assertFalse(report.determines([frozenset({0, 1}), frozenset({2, 3})], finer))
+
+
 class SweepTest(Checks):
     """The issue's sweep: strategies x workers, then a report of it."""
 
