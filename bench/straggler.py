@@ -31,11 +31,22 @@ from machine_info import cpu_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+CNN_PS = ["--set", "strategy.name=parameter_server", "--set", "cluster.ps=1", "--set",
+          "cluster.workers=2", "--set", "training.batch_size=43", "--unset", "training.epochs",
+          "--set", "training.steps=60", "--set", "training.eval_every=0"]
+
 # (name, what it is, scenario, overrides, the task slowed)
 SHAPES = [
     ("ring-3-cnn", "sync all-reduce, chief + 2 workers, lab CNN", "scenarios/mnist_cnn_sync.yaml",
      ["--set", "cluster.workers=2", "--unset", "training.epochs", "--set", "training.steps=60",
       "--set", "training.eval_every=0"], "worker:1"),
+    # The same CNN and replicas under parameter servers, each worker's batch
+    # the ring's share of its global 128.
+    ("ps-async-3-cnn", "async parameter server, chief + 2 workers + ps, lab CNN",
+     "scenarios/mnist_cnn_sync.yaml", CNN_PS + ["--set", "strategy.mode=async"], "worker:1"),
+    ("ps-backup-3-cnn", "sync parameter server taking 2 of 3 pushes a step, lab CNN",
+     "scenarios/mnist_cnn_sync.yaml", CNN_PS + ["--set", "strategy.mode=sync", "--set",
+                                                "strategy.replicas_to_aggregate=2"], "worker:1"),
     ("ps-async-6-wide", "async parameter server, chief + 4 workers + ps, wide & deep",
      "scenarios/ps_4workers.yaml", ["--set", "training.eval_every=0"], "worker:1"),
     ("ps-sync-6-wide", "sync parameter server, chief + 4 workers + ps, wide & deep",
@@ -97,12 +108,17 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="real runs of each kind")
     parser.add_argument("--factor", type=float, default=1.5, help="the slowed worker's factor")
     parser.add_argument("--threads", type=int, default=2, help="compute threads per task")
+    parser.add_argument("--only", action="append", metavar="SHAPE",
+                        choices=[shape[0] for shape in SHAPES],
+                        help="this shape alone (repeatable; default: every shape)")
     o = parser.parse_args()
     if os.path.exists(o.out) and os.listdir(o.out):
         parser.error(f"{o.out} is not empty")
     os.makedirs(o.out, exist_ok=True)
     results, failed = {}, False
     for name, what, scenario, overrides, task in SHAPES:
+        if o.only and name not in o.only:
+            continue
         log(f"{name}: {what}, {task} at {o.factor}x")
         r = measure(name, scenario, overrides, task, o.factor, o.repeat, o.threads, o.out)
         if r is None:
