@@ -75,6 +75,46 @@ LossResult Model::forward_loss(const Matrix& x, std::span<const int32_t> labels,
   return softmax_cross_entropy(*logits_, labels, dlogits_, divisor > 0 ? divisor : x.rows());
 }
 
+void Model::backward_gradients(const Matrix& x, LossResult& result, const GradientsReady& ready) {
+  const std::vector<int64_t> from = gradients_final_from();
+  const auto& blocks = trainable_.blocks();
+  // Each layer's penalties as its pass ends, added to the loss afterwards
+  // in block order, as backward_gradients adds them.
+  std::vector<double> penalties(blocks.size(), 0.0);
+  auto finish_layer = [&](std::size_t layer) {
+    for (std::size_t b = network_->first_block(layer); b < network_->end_block(layer); ++b) {
+      const ParamBlock& block = blocks[b];
+      if (!block.regularizer.active()) continue;
+      penalties[b] = block.regularizer.apply(
+          std::span<const float>(params_).subspan(block.offset, block.size()),
+          std::span(grads_).subspan(block.offset, block.size()));
+    }
+    ready(from[layer]);
+  };
+  if (x.rows() > 0) {
+    if (logits_ == nullptr) throw Error("backward_gradients: no forward_loss on this batch");
+    network_->backward_layers(x, dlogits_, finish_layer);
+    logits_ = nullptr;
+  } else {
+    for (std::size_t layer = network_->layers().size(); layer-- > 0;) finish_layer(layer);
+  }
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (blocks[b].regularizer.active()) result.loss += penalties[b];
+  }
+}
+
+std::vector<int64_t> Model::gradients_final_from() const {
+  const std::size_t layers = network_->layers().size();
+  std::vector<int64_t> from(layers, 0);
+  int64_t next = trainable_.size();
+  for (std::size_t layer = layers; layer-- > 0;) {
+    const std::size_t first = network_->first_block(layer);
+    if (first < network_->end_block(layer)) next = trainable_.blocks()[first].offset;
+    from[layer] = next;
+  }
+  return from;
+}
+
 void Model::backward_gradients(const Matrix& x, LossResult& result) {
   if (x.rows() > 0) {
     if (logits_ == nullptr) throw Error("backward_gradients: no forward_loss on this batch");
@@ -114,6 +154,14 @@ Evaluation Model::evaluate(const Dataset& data, int batch_size) {
     result.accuracy = static_cast<double>(correct) / static_cast<double>(data.size());
   }
   return result;
+}
+
+std::vector<std::vector<LayerCostEntry>> Model::layer_costs_by_layer(int batch) const {
+  std::vector<std::vector<LayerCostEntry>> out(network_->layers().size());
+  for (std::size_t layer = 0; layer < out.size(); ++layer) {
+    network_->collect_layer_costs(layer, batch, out[layer]);
+  }
+  return out;
 }
 
 std::vector<LayerCostEntry> Model::layer_costs(int batch) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -66,6 +67,17 @@ class Model {
   LossResult forward_loss(const Matrix& x, std::span<const int32_t> labels, uint64_t step,
                           int64_t divisor = 0);
   void backward_gradients(const Matrix& x, LossResult& result);
+  // backward_gradients, telling `ready(from)` as the gradients become final
+  // from the last layer's down: once per layer of network(), in reverse
+  // order, every gradient from float `from` on is final, its penalty
+  // included (from: gradients_final_from()'s for that layer). Same bits.
+  using GradientsReady = std::function<void(int64_t from)>;
+  void backward_gradients(const Matrix& x, LossResult& result, const GradientsReady& ready);
+  // Per layer of network(), in layer order: the float of the gradient
+  // buffer from which every gradient is final once the backward pass has
+  // been through that layer (the first float of its parameters, or the
+  // next layer's figure for a layer without any).
+  std::vector<int64_t> gradients_final_from() const;
 
   // Inference-mode logits of a batch.
   const Matrix& predict(const Matrix& x);
@@ -75,6 +87,9 @@ class Model {
   // Costs of one training step at this batch size: every leaf layer's, and
   // their sum. Input gradients that training skips are not counted.
   std::vector<LayerCostEntry> layer_costs(int batch) const;
+  // The same, layer by layer of network() (a residual block's leaves
+  // together), in layer order.
+  std::vector<std::vector<LayerCostEntry>> layer_costs_by_layer(int batch) const;
   LayerCost total_cost(int batch) const { return network_->cost(batch, false); }
 
  private:

@@ -39,14 +39,17 @@ Sequential::Sequential(std::string name, Shape input, std::vector<LayerPtr> laye
       outputs_(layers_.size()) {}
 
 void Sequential::declare(ParameterLayout& trainable, ParameterLayout& state) {
+  block_begin_.clear();
   for (auto& layer : layers_) {
     const std::size_t blocks = trainable.blocks().size();
+    block_begin_.push_back(blocks);
     layer->declare(trainable, state);
     // backward() trusts has_parameters() to know where it may stop.
     if ((trainable.blocks().size() > blocks) != layer->has_parameters()) {
       throw Error("layer '" + layer->name() + "': has_parameters() disagrees with declare()");
     }
   }
+  block_begin_.push_back(trainable.blocks().size());
 }
 
 void Sequential::bind(const ParameterBuffers& buffers) {
@@ -72,6 +75,16 @@ void Sequential::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) 
 }
 
 void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
+  backward_through(x, dy, dx, nullptr);
+}
+
+void Sequential::backward_layers(const Matrix& x, const Matrix& dy,
+                                 const std::function<void(std::size_t)>& after_layer) {
+  backward_through(x, dy, nullptr, &after_layer);
+}
+
+void Sequential::backward_through(const Matrix& x, const Matrix& dy, Matrix* dx,
+                                  const std::function<void(std::size_t)>* after_layer) {
   if (layers_.empty()) {
     if (dx) *dx = dy;
     return;
@@ -88,6 +101,10 @@ void Sequential::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy
     run_pass(*layers_[i], Pass::kBackward, grad_in != nullptr,
              [&] { layers_[i]->backward(in, outputs_[i], *grad_out, grad_in); });
     grad_out = grad_in;
+    if (after_layer) (*after_layer)(i);
+  }
+  if (after_layer) {
+    for (std::size_t i = last; i-- > 0;) (*after_layer)(i);
   }
 }
 
@@ -103,6 +120,11 @@ LayerCost Sequential::cost(int batch, bool input_gradient) const {
     total += layers_[i]->cost(batch, wants_input_gradient(i, input_gradient));
   }
   return total;
+}
+
+void Sequential::collect_layer_costs(std::size_t layer, int batch,
+                                     std::vector<LayerCostEntry>& out) const {
+  layers_.at(layer)->collect_costs(batch, wants_input_gradient(layer, false), out);
 }
 
 void Sequential::collect_costs(int batch, bool input_gradient,

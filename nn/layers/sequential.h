@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "nn/layer.h"
@@ -27,17 +29,31 @@ class Sequential : public Layer {
   // `y` is not read: the outputs kept by run() are used instead. Without dx,
   // the pass stops at the first layer with parameters.
   void backward(const Matrix& x, const Matrix& y, const Matrix& dy, Matrix* dx) override;
+  // backward() without an input gradient, telling `after_layer(i)` as each
+  // layer's pass is done, from the last layer to the first: once for every
+  // layer, those it need not visit (before the first with parameters)
+  // last. Layer i's parameter gradients are then final.
+  void backward_layers(const Matrix& x, const Matrix& dy,
+                       const std::function<void(std::size_t layer)>& after_layer);
+  // The blocks of the trainable layout that layer i declared: [first, end).
+  std::size_t first_block(std::size_t layer) const { return block_begin_[layer]; }
+  std::size_t end_block(std::size_t layer) const { return block_begin_[layer + 1]; }
+  // The costs of layer i's passes in training (as collect_costs gives them).
+  void collect_layer_costs(std::size_t layer, int batch, std::vector<LayerCostEntry>& out) const;
   LayerCost cost(int batch, bool input_gradient) const override;
   void collect_costs(int batch, bool input_gradient,
                      std::vector<LayerCostEntry>& out) const override;
 
  private:
   bool wants_input_gradient(std::size_t i, bool caller_wants) const;
+  void backward_through(const Matrix& x, const Matrix& dy, Matrix* dx,
+                        const std::function<void(std::size_t)>* after_layer);
 
   std::vector<LayerPtr> layers_;
-  std::size_t first_with_parameters_;  // layers_.size() when none has any
-  std::vector<Matrix> outputs_;        // outputs_[i]: output of layers_[i]
-  std::array<Matrix, 2> scratch_;      // gradients between layers, used in turn
+  std::size_t first_with_parameters_;     // layers_.size() when none has any
+  std::vector<Matrix> outputs_;           // outputs_[i]: output of layers_[i]
+  std::array<Matrix, 2> scratch_;         // gradients between layers, used in turn
+  std::vector<std::size_t> block_begin_;  // per layer, then the end: see first_block
 };
 
 }  // namespace distlab::nn

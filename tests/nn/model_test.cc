@@ -122,6 +122,42 @@ TEST_CASE("The forward and backward halves give compute_gradients' very bits") {
   CHECK_THROWS_WITH(halves.backward_gradients(x, alone), Catch::Contains("no forward_loss"));
 }
 
+TEST_CASE("A backward pass that tells when gradients are final gives the very same bits") {
+  Model plain(small_spec(), 2), told(small_spec(), 2);
+  const Matrix x = random_batch(4, {6, 6, 1}, 4);
+  const std::vector<int32_t> y{2, 0, 1, 1};
+  // Layers: conv2d (kernel, bias), max_pool2d, flatten, dense (kernel,
+  // bias), batch_norm (gamma, beta), dropout, dense (kernel, bias).
+  const std::vector<int64_t> from = told.gradients_final_from();
+  REQUIRE(from.size() == 7);
+  const auto& blocks = told.trainable_layout().blocks();
+  CHECK(from[6] == blocks[6].offset);  // the last dense layer's kernel
+  CHECK(from[5] == from[6]);           // dropout has none: the layer after it's
+  CHECK(from[4] == blocks[4].offset);  // batch norm's gamma
+  CHECK(from[3] == blocks[2].offset);
+  CHECK(from[2] == blocks[2].offset);  // flatten and pooling
+  CHECK(from[1] == blocks[2].offset);
+  CHECK(from[0] == 0);
+  for (uint64_t step = 0; step < 2; ++step) {
+    LossResult one = plain.forward_loss(x, y, step, 8);
+    plain.backward_gradients(x, one);
+    LossResult two = told.forward_loss(x, y, step, 8);
+    std::vector<int64_t> seen;
+    std::vector<float> last_dense;  // its gradients as they were said final
+    told.backward_gradients(x, two, [&](int64_t final_from) {
+      if (seen.empty()) {
+        last_dense.assign(told.gradients().begin() + final_from, told.gradients().end());
+      }
+      seen.push_back(final_from);
+    });
+    CHECK(seen == std::vector<int64_t>(from.rbegin(), from.rend()));
+    CHECK(two.loss == one.loss);
+    CHECK(std::equal(plain.gradients().begin(), plain.gradients().end(), told.gradients().begin()));
+    // Final means final: nothing later in the pass changed them.
+    CHECK(std::equal(last_dense.begin(), last_dense.end(), plain.gradients().begin() + from[6]));
+  }
+}
+
 TEST_CASE("Evaluation reports the loss and accuracy of the whole set") {
   Model model(small_spec(), 3);
   Dataset data;
