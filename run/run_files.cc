@@ -62,6 +62,7 @@ struct Totals {
   double compute = 0;
   double communication = 0;
   double waiting = 0;
+  double hidden_communication = 0;
   double checkpoint = 0;
   double input = 0;
   uint64_t bytes_sent = 0;
@@ -73,6 +74,7 @@ struct Totals {
     compute += t.compute_seconds;
     communication += t.communication_seconds;
     waiting += t.waiting_seconds;
+    hidden_communication += t.hidden_communication_seconds;
     checkpoint += t.checkpoint_seconds;
     input += t.input_seconds;
     bytes_sent += t.bytes_sent;
@@ -183,6 +185,7 @@ json task_summary(const TaskLog& t, const int64_t* updates, int64_t gradients_dr
       {"checkpoint_seconds", number(t.checkpoint_seconds)},
       {"input_seconds", number(t.input_seconds)},
       {"slowdown_seconds", number(t.slowdown_seconds)},
+      {"hidden_communication_seconds", number(t.hidden_communication_seconds)},
       {"checkpoints", t.checkpoints},
       {"checkpoint_bytes", t.checkpoint_bytes},
       {"communication_fraction", number(task_fraction(t))},
@@ -325,6 +328,9 @@ std::string summary_json(const RunResult& r) {
   summary["compute_seconds"] = number(totals.compute);
   summary["communication_seconds"] = number(totals.communication);
   summary["waiting_seconds"] = number(totals.waiting);
+  // Communication behind a computation that overlaps it (strategy.overlap):
+  // in neither of the two above, nor in communication_fraction.
+  summary["hidden_communication_seconds"] = number(totals.hidden_communication);
   summary["checkpoint_seconds"] = number(totals.checkpoint);
   summary["input_seconds"] = number(totals.input);
   summary["checkpoints"] = checkpoints_json(r);
@@ -419,14 +425,41 @@ double microseconds(double seconds) {
 
 constexpr std::string_view kTimelineEnd = "\n]}\n";
 
+// The metadata of a lane of the timeline: its name, and where it sorts.
+void append_lane(std::string& out, int tid, int sort_index, const std::string& name) {
+  fmt::format_to(std::back_inserter(out),
+                 ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_name\","
+                 "\"args\":{{\"name\":{1}}}}}"
+                 ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_sort_index\","
+                 "\"args\":{{\"sort_index\":{2}}}}}",
+                 tid, json(name).dump(), sort_index);
+}
+
+// Task i's lane is i + 1, sorted in task order; what it computed beside
+// its communication (the overlapped backward pass), whose spans overlap
+// its own, has a lane of its own after every task's, sorted below it.
+int task_sort_index(size_t task) {
+  return 2 * static_cast<int>(task) + 1;
+}
+
 // The span events of every task, each starting ",\n", `offset` seconds
 // later than the tasks' clocks say (a continued run's later segment).
 void append_span_events(std::string& out, const RunResult& r, double offset) {
   auto out_it = std::back_inserter(out);
+  const int tasks = static_cast<int>(r.tasks.size());
   for (size_t i = 0; i < r.tasks.size(); ++i) {
-    const int tid = static_cast<int>(i) + 1;
+    const int task_tid = static_cast<int>(i) + 1;
+    const int background_tid = tasks + task_tid;
+    bool background_named = false;
     for (const strategy::Span& s : r.tasks[i].spans) {
       if (!std::isfinite(s.start) || !std::isfinite(s.end)) continue;
+      const bool background = s.kind == strategy::SpanKind::kBackground;
+      if (background && !background_named) {
+        append_lane(out, background_tid, task_sort_index(i) + 1,
+                    strategy::task_name(r.tasks[i].task) + " (beside its communication)");
+        background_named = true;
+      }
+      const int tid = background ? background_tid : task_tid;
       const char* kind = strategy::span_kind_name(s.kind);
       fmt::format_to(out_it,
                      ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":{},\"cat\":\"{}\","
@@ -457,15 +490,9 @@ std::string timeline_json(const RunResult& r) {
                  quoted(process));
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     const TaskLog& t = r.tasks[i];
-    const int tid = static_cast<int>(i) + 1;
     std::string name = strategy::task_name(t.task);
     if (!t.host.empty()) name += " @ " + t.host;
-    fmt::format_to(out_it,
-                   ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_name\","
-                   "\"args\":{{\"name\":{1}}}}}"
-                   ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_sort_index\","
-                   "\"args\":{{\"sort_index\":{0}}}}}",
-                   tid, quoted(name));
+    append_lane(out, static_cast<int>(i) + 1, task_sort_index(i), name);
   }
   append_span_events(out, r, 0);
   out += kTimelineEnd;

@@ -60,6 +60,8 @@ strategy::TaskLog task_from(const json& t) {
   log.checkpoint_seconds = number(t.at("checkpoint_seconds"));
   log.input_seconds = number(t.at("input_seconds"));
   log.slowdown_seconds = t.contains("slowdown_seconds") ? number(t.at("slowdown_seconds")) : 0;
+  log.hidden_communication_seconds =
+      t.contains("hidden_communication_seconds") ? number(t.at("hidden_communication_seconds")) : 0;
   log.checkpoints = t.at("checkpoints");
   log.checkpoint_bytes = t.value("checkpoint_bytes", uint64_t{0});
   log.bytes_sent = t.at("bytes_sent");

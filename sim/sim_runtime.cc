@@ -211,6 +211,81 @@ void SimRuntime::hold(double seconds) {
   cpu_spent_ += used;
 }
 
+// The background computation's time is the whole computation's, as one
+// computation would take it (its phase's measured cost, a GPU's queue), cut
+// among the pieces as the model times each alone.
+void SimRuntime::begin_background(const std::vector<strategy::Work>& pieces, double factor,
+                                  const BackgroundFn& work_fn) {
+  settle_compute();  // what came before (the forward pass) has ended
+  if (full_fidelity() && work_fn) work_fn([](std::size_t) {});
+  strategy::Work whole = pieces.empty() ? strategy::Work{} : pieces.front();
+  whole.items.clear();
+  std::vector<double> alone;
+  double sum = 0;
+  for (const strategy::Work& piece : pieces) {
+    whole.items.insert(whole.items.end(), piece.items.begin(), piece.items.end());
+    double seconds = roofline_seconds(piece, device_);
+    if (device_.runs_ahead) {
+      const HostAndDevice sides = host_and_device_seconds(piece, device_);
+      seconds = std::max(sides.host, sides.device);
+    }
+    alone.push_back(seconds);
+    sum += seconds;
+  }
+  const double total = measured_seconds(whole.phase, work_seconds(whole)) * factor;
+  cpu_spent_ += total * charged_threads();
+  auto state = std::make_shared<BackgroundPieces>();
+  for (const double seconds : alone) {
+    state->seconds.push_back(sum > 0 ? total * seconds / sum
+                                     : total / static_cast<double>(pieces.size()));
+  }
+  background_ = state;
+  if (compute_threads_ == 0) {
+    // The host is the task's own: the pieces end when their time is up.
+    double at = simgrid::s4u::Engine::get_clock();
+    for (const double seconds : state->seconds) state->ends.push_back(at += seconds);
+    return;
+  }
+  // On the shared cores, beside the other tasks' executions: an actor of its
+  // own computes the pieces while the task's actor communicates. It touches
+  // only what it shares with the task, so that a task that dies first
+  // leaves it harmless (a daemon, ended with the simulation).
+  state->mutex = simgrid::s4u::Mutex::create();
+  state->done = simgrid::s4u::ConditionVariable::create();
+  simgrid::s4u::Host* host = shared_host();
+  const int threads = compute_threads_;
+  const double weight = share_weights_.at(simgrid::s4u::Engine::get_clock());
+  background_actor_ = simgrid::s4u::Actor::create(
+      "background of " + strategy::task_name(self()), simgrid::s4u::this_actor::get_host(),
+      [state, host, threads, weight] {
+        for (const double seconds : state->seconds) {
+          simgrid::s4u::this_actor::exec_init(seconds * kCoreSpeed)
+              ->set_host(host)
+              ->set_thread_count(threads)
+              ->set_priority(weight)
+              ->wait();
+          const std::unique_lock lock(*state->mutex);
+          state->ends.push_back(simgrid::s4u::Engine::get_clock());
+          state->done->notify_all();
+        }
+      });
+  background_actor_->daemonize();
+}
+
+double SimRuntime::await_background(std::size_t piece) {
+  settle_compute();  // the task's own computing meanwhile (a ring's additions)
+  BackgroundPieces& state = *background_;
+  if (compute_threads_ == 0) {
+    const double end = state.ends.at(piece);
+    const double clock = simgrid::s4u::Engine::get_clock();
+    if (end > clock) simgrid::s4u::this_actor::sleep_for(end - clock);
+    return end;
+  }
+  std::unique_lock lock(*state.mutex);
+  while (state.ends.size() <= piece) state.done->wait(lock);
+  return state.ends[piece];
+}
+
 void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
   // The towers' compute comes first; the bus is the machine's own, shared
   // with no other task.

@@ -11,6 +11,7 @@
 #include <simgrid/forward.h>
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -87,8 +88,20 @@ class SimRuntime : public strategy::Runtime {
   void settle() override { settle_compute(); }
   void bus_collective(strategy::DeviceCollective collective, uint64_t bytes) override;
   void await_input(int64_t examples, const strategy::InputPipeline& input) override;
+  void begin_background(const std::vector<strategy::Work>& pieces, double factor,
+                        const BackgroundFn& work_fn) override;
+  double await_background(std::size_t piece) override;
 
  private:
+  // A background computation's progress: its pieces' ends as they come
+  // (known at once on a host of the task's own; told by the actor that
+  // computes them on a shared one).
+  struct BackgroundPieces {
+    std::vector<double> seconds;  // each piece's, alone
+    std::vector<double> ends;
+    simgrid::s4u::MutexPtr mutex;
+    simgrid::s4u::ConditionVariablePtr done;
+  };
   const MailboxTable& mailboxes_;
   ComputeDevice device_;
   Disk disk_;
@@ -128,6 +141,8 @@ class SimRuntime : public strategy::Runtime {
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;
   double cpu_spent_ = 0;  // cpu_now()
+  std::shared_ptr<BackgroundPieces> background_;
+  simgrid::s4u::ActorPtr background_actor_;  // on a shared host, while it computes
 };
 
 }  // namespace distlab::sim

@@ -20,6 +20,8 @@ const char* span_kind_name(SpanKind kind) {
       return "wait";
     case SpanKind::kCheckpoint:
       return "checkpoint";
+    case SpanKind::kBackground:
+      return "background";
     case SpanKind::kInput:
       return "input";
   }
@@ -70,6 +72,7 @@ void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) 
   log_.communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
   account_cpu(Phase::kCommunication);
+  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
   if (step_) {
     step_->bytes_sent += bytes;
     step_->communication_seconds += end - start;
@@ -103,6 +106,7 @@ void Runtime::wait_sends() {
   if (step_) step_->communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
   account_cpu(Phase::kCommunication);
+  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
 }
 
 void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
@@ -260,6 +264,8 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   log_.communication_seconds += transfer;
   account(Phase::kWaiting, waiting);
   account(Phase::kCommunication, transfer);
+  note_foreground(Foreground::kWaiting, Phase::kWaiting, blocked_from, begin);
+  note_foreground(Foreground::kCommunication, Phase::kCommunication, begin, blocked_to);
   // One reading for the whole receive: the CPU of a wait is the process's
   // other threads at work (sends going out), counted with the transfer.
   account_cpu(Phase::kCommunication);
@@ -298,7 +304,89 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   if (step_) step_->compute_seconds += end - start;
   account(work.phase, end - start);
   account_cpu(work.phase);
+  note_foreground(Foreground::kCompute, work.phase, start, end);
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
+}
+
+void Runtime::start_background(std::vector<Work> pieces, BackgroundFn work_fn) {
+  if (background_) throw Error(task_name(self_) + ": a background computation is already running");
+  if (!step_) throw Error(task_name(self_) + ": a background computation outside a step");
+  Background background;
+  background.factor = slowdown_.any() ? slowdown_.factor(step_->step, now()) : 1.0;
+  background.phase = pieces.empty() ? Phase::kOther : pieces.front().phase;
+  for (const Work& piece : pieces) background.labels.push_back(piece.label);
+  // Its CPU is the computation's: the marks stop until the join.
+  account_cpu(Phase::kOther);
+  // From here: a backend that settles what came before first (the forward
+  // pass, which on shared cores may take longer than it reckoned) counts
+  // the difference as this computation's, as one computation after the
+  // other would.
+  background.start = now();
+  begin_background(pieces, background.factor, work_fn);
+  background_ = std::move(background);
+}
+
+void Runtime::await_piece(std::size_t piece) {
+  if (!background_ || piece >= background_->labels.size()) {
+    throw Error(task_name(self_) + ": no background piece " + std::to_string(piece));
+  }
+  await_background(piece);
+}
+
+void Runtime::join_background() {
+  if (!background_) throw Error(task_name(self_) + ": no background computation to join");
+  std::vector<double> ends;
+  for (std::size_t k = 0; k < background_->labels.size(); ++k) ends.push_back(await_background(k));
+  const Background background = std::move(*background_);
+  background_.reset();
+  const double end = ends.empty() ? background.start : ends.back();
+  // What the task did meanwhile is hidden where the two overlap.
+  for (const Background::Interval& i : background.foreground) {
+    const double hidden = std::min(i.end, end) - std::max(i.start, background.start);
+    if (hidden <= 0) continue;
+    account(i.phase, -hidden);
+    double* total = &log_.compute_seconds;
+    double* in_step = &step_->compute_seconds;
+    if (i.what == Foreground::kCommunication) {
+      total = &log_.communication_seconds;
+      in_step = &step_->communication_seconds;
+    } else if (i.what == Foreground::kWaiting) {
+      total = &log_.waiting_seconds;
+      in_step = &step_->waiting_seconds;
+    }
+    *total -= hidden;
+    *in_step -= hidden;
+    if (i.what != Foreground::kCompute) log_.hidden_communication_seconds += hidden;
+  }
+  const double seconds = end - background.start;
+  log_.compute_seconds += seconds;
+  step_->compute_seconds += seconds;
+  account(background.phase, seconds);
+  account_cpu(background.phase);
+  if (background.factor > 1) {
+    log_.slowdown_seconds += seconds * (background.factor - 1) / background.factor;
+  }
+  double from = background.start;
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    if (ends[k] > from && keeps_spans()) {
+      add_span(SpanKind::kBackground, from, ends[k], background.labels[k]);
+    }
+    from = std::max(from, ends[k]);
+  }
+}
+
+void Runtime::abandon_background() noexcept {
+  if (!background_) return;
+  try {
+    if (!background_->labels.empty()) await_background(background_->labels.size() - 1);
+  } catch (...) {
+    // Its failure is the caller's to report, if anything.
+  }
+  background_.reset();
+}
+
+void Runtime::note_foreground(Foreground what, Phase phase, double start, double end) {
+  if (background_ && end > start) background_->foreground.push_back({what, phase, start, end});
 }
 
 void Runtime::set_devices(int devices) {
@@ -315,6 +403,7 @@ void Runtime::among_devices(DeviceCollective collective, uint64_t bytes) {
   if (step_) step_->communication_seconds += end - start;
   account(Phase::kCommunication, end - start);
   account_cpu(Phase::kCommunication);
+  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
   if (end > start && keeps_spans()) add_span(SpanKind::kReceive, start, end, "devices");
 }
 
@@ -362,6 +451,8 @@ void Runtime::begin_step(int64_t step) {
 
 void Runtime::end_step(double loss, int64_t staleness) {
   if (!step_) return;
+  if (background_)
+    throw Error(task_name(self_) + ": a step ended before its background computation");
   step_->end = now();
   double named = 0;
   for (const double seconds : step_->phases) named += seconds;
@@ -380,6 +471,7 @@ void Runtime::account(Phase phase, double seconds) {
 }
 
 void Runtime::account_cpu(Phase phase) {
+  if (background_) return;  // join_background gives it all to the computation
   const double cpu = cpu_now();
   if (cpu_mark_) {
     const double seconds = std::max(0.0, cpu - *cpu_mark_);
@@ -411,6 +503,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.checkpoint_seconds += later.checkpoint_seconds;
   into.input_seconds += later.input_seconds;
   into.slowdown_seconds += later.slowdown_seconds;
+  into.hidden_communication_seconds += later.hidden_communication_seconds;
   for (int p = 0; p < kPhases; ++p) {
     into.phases[p] += later.phases[p];
     into.phase_cpu[p] += later.phase_cpu[p];

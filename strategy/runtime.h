@@ -182,6 +182,27 @@ class Runtime {
   // This task's slowdown, from the scenario; none by default.
   void set_slowdown(Slowdown slowdown) { slowdown_ = std::move(slowdown); }
 
+  // Communication that overlaps a computation, as DDP's and Horovod's
+  // gradient all-reduce overlaps the backward pass: runs `pieces`,
+  // consecutive parts of one computation, one after another beside the
+  // caller, which meanwhile sends and receives. `work_fn` does the math
+  // (nothing in timing fidelity), calling `piece_done(k)` once piece k's
+  // results are final: the real backend runs it on a thread of its own,
+  // the simulator at once, timing it piece by piece. One at a time, joined
+  // within the step. Its time is the task's compute, in its pieces' phase;
+  // what the task communicated or waited meanwhile is hidden behind it
+  // (TaskLog::hidden_communication_seconds), what came after is exposed.
+  using PieceDone = std::function<void(std::size_t piece)>;
+  using BackgroundFn = std::function<void(const PieceDone& piece_done)>;
+  void start_background(std::vector<Work> pieces, BackgroundFn work_fn);
+  // Blocks until piece k of the background computation is done.
+  void await_piece(std::size_t piece);
+  // Blocks until every piece is done, and accounts for the whole.
+  void join_background();
+  // For a caller that fails while it runs: waits for the computation to
+  // end, ignoring its errors, and accounts nothing. Never throws.
+  void abandon_background() noexcept;
+
   // The GPUs this task trains on (1 but for cluster.gpus_per_task on a
   // simulated GPU machine). Set by the backend before the task runs.
   int devices() const { return devices_; }
@@ -239,6 +260,13 @@ class Runtime {
   // Lets the clock catch up with computations a backend has not yet
   // timed (the simulator adds up short ones before it charges them).
   virtual void settle() {}
+  // Starts a background computation (start_background), each piece
+  // `factor` times as long as its work alone (a slowed task's), and
+  // returns at once. Runs work_fn in full fidelity.
+  virtual void begin_background(const std::vector<Work>& pieces, double factor,
+                                const BackgroundFn& work_fn) = 0;
+  // Blocks until piece k is done; returns when it was, on the clock.
+  virtual double await_background(std::size_t piece) = 0;
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;
@@ -272,6 +300,10 @@ class Runtime {
  private:
   friend class PostedReceive;
   void account_receive(const Message& message, double blocked_from, double blocked_to);
+  // What the task's own time was spent on while a background computation
+  // ran: hidden behind it where the two overlap (join_background).
+  enum class Foreground { kCommunication, kWaiting, kCompute };
+  void note_foreground(Foreground what, Phase phase, double start, double end);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
   void account(Phase phase, double seconds);
   // Adds the CPU time used since the last call to `phase`, likewise: a
@@ -303,6 +335,19 @@ class Runtime {
   TaskLog log_;
   Slowdown slowdown_;
   std::optional<StepRecord> step_;
+  struct Background {
+    double start = 0;
+    double factor = 1;
+    std::vector<std::string> labels;  // the pieces'
+    Phase phase = Phase::kOther;
+    struct Interval {
+      Foreground what;
+      Phase phase;
+      double start, end;
+    };
+    std::vector<Interval> foreground;
+  };
+  std::optional<Background> background_;
   std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended
   std::size_t span_limit_ = 20000;
   uint64_t spans_dropped_ = 0;

@@ -21,6 +21,9 @@ enum class SpanKind {
   kWait,     // nothing had been sent yet: waiting for a peer
   kCheckpoint,
   kInput,  // the input pipeline had not prepared the next batch yet
+  // Computing beside the task's communication (the backward pass while its
+  // gradients are reduced): a lane of its own on the timeline.
+  kBackground,
 };
 const char* span_kind_name(SpanKind kind);
 
@@ -82,6 +85,11 @@ struct TaskLog {
   // The extra compute time of the task's slowdown (slowdown.h), in
   // compute_seconds.
   double slowdown_seconds = 0;
+  // Communication and waiting while a background computation ran (the
+  // backward pass that gradient communication overlaps), hidden behind it:
+  // counted here, not in communication_seconds or waiting_seconds, which
+  // hold what the task's time exposed.
+  double hidden_communication_seconds = 0;
   // By phase, as the steps' but outside them too; kOther holds only the
   // computing that no other phase names. And the CPU time of each.
   PhaseSeconds phases{};

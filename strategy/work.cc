@@ -77,8 +77,20 @@ Work training_step_work(const std::vector<nn::LayerCostEntry>& layers) {
   return work;
 }
 
+Work StepPasses::backward_piece(std::size_t k) const {
+  const std::size_t begin = k == 0 ? 0 : backward_pieces.at(k - 1).end_item;
+  const std::size_t end =
+      k + 1 == backward_pieces.size() ? backward.items.size() : backward_pieces.at(k).end_item;
+  Work piece = backward;
+  piece.items.assign(backward.items.begin() + static_cast<std::ptrdiff_t>(begin),
+                     backward.items.begin() + static_cast<std::ptrdiff_t>(end));
+  return piece;
+}
+
 StepPasses model_step_passes(const nn::Model& model, int batch) {
-  const auto layers = model.layer_costs(batch);
+  const auto by_layer = model.layer_costs_by_layer(batch);
+  std::vector<nn::LayerCostEntry> layers;
+  for (const auto& leaves : by_layer) layers.insert(layers.end(), leaves.begin(), leaves.end());
   StepPasses passes{.forward = {.label = "forward",
                                 .phase = Phase::kForward,
                                 .host_waits = false,
@@ -93,8 +105,13 @@ StepPasses model_step_passes(const nn::Model& model, int batch) {
   // (max, exp, sum, log, divide), reading the logits and writing dlogits.
   passes.forward.items.push_back(
       {10 * logits, 3 * logits * nn::kFloatBytes, 1, OpKind::kElementwise, 1});
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    passes.backward.items.push_back(backward_item(*it));
+  const std::vector<int64_t> final_from = model.gradients_final_from();
+  for (std::size_t layer = by_layer.size(); layer-- > 0;) {
+    const auto& leaves = by_layer[layer];
+    for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {
+      passes.backward.items.push_back(backward_item(*it));
+    }
+    passes.backward_pieces.push_back({passes.backward.items.size(), final_from[layer]});
   }
   // Penalties: each regularized value read with its gradient, which is
   // written back, in one pass per block.

@@ -5,6 +5,7 @@
 // runs the work; the simulator turns it into time on the host's machine type.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -82,9 +83,23 @@ Work model_step_work(const nn::Model& model, int batch);
 // (nn::Model::forward_loss, then nn::Model::backward_gradients): the forward
 // passes, the gradient buffer cleared and the loss; then the backward passes
 // and the penalties.
+// Part of the backward pass: the layers of the network one of them runs
+// (its leaves, for a residual block), after which every gradient from
+// float `gradients_from` on is final (nn::Model::gradients_final_from).
+struct BackwardPiece {
+  std::size_t end_item = 0;  // backward.items of the pieces so far, this one's included
+  int64_t gradients_from = 0;
+};
+
 struct StepPasses {
   Work forward;
   Work backward;
+  // The backward pass layer by layer, from the last: consecutive runs of
+  // backward.items, the last piece's to the end (the penalties and loss
+  // scaling run with it). One piece per layer of the network.
+  std::vector<BackwardPiece> backward_pieces;
+  // The backward items of piece k.
+  Work backward_piece(std::size_t k) const;
 };
 StepPasses model_step_passes(const nn::Model& model, int batch);
 // One optimizer step over `floats` parameters: Adam reads and writes

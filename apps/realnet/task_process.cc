@@ -236,6 +236,7 @@ net::TcpOptions TaskProcess::tcp_options() const {
     };
   }
   tcp.dial_everyone = o_.rejoin;
+  tcp.prepare_background_thread = [threads = o_.threads] { nn::set_compute_threads(threads); };
   return tcp;
 }
 

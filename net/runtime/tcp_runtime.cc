@@ -386,6 +386,19 @@ void TcpRuntime::execute(const strategy::Work&, const std::function<void()>& wor
   if (work_fn) work_fn();
 }
 
+void TcpRuntime::begin_background(const std::vector<strategy::Work>& pieces, double factor,
+                                  const BackgroundFn& work_fn) {
+  if (!background_) {
+    background_ = std::make_unique<BackgroundThread>(options_.prepare_background_thread,
+                                                     [this] { return now(); });
+  }
+  background_->start(pieces.size(), factor, work_fn);
+}
+
+double TcpRuntime::await_background(std::size_t piece) {
+  return background_->await(piece);
+}
+
 // A slow machine's extra time, spent as one: this thread keeps its core
 // busy until the time is up (a sleep would hand the core to the others).
 void TcpRuntime::hold(double seconds) {

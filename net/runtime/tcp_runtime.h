@@ -40,6 +40,7 @@
 
 #include "net/cluster/cluster_config.h"
 #include "net/runtime/asio.h"
+#include "net/runtime/background_thread.h"
 #include "net/runtime/buffer_pool.h"
 #include "net/runtime/posted_receives.h"
 #include "net/runtime/send_loans.h"
@@ -74,6 +75,10 @@ struct TcpOptions {
   // disconnect() wait no longer for it, and recv_any_or_gone() says so
   // (strategy::PeerGone).
   std::chrono::milliseconds rejoin_wait{15'000};
+  // Run first on the thread that computes beside the task's communication
+  // (strategy::Runtime::start_background): the NN core's thread count is a
+  // setting of each thread.
+  std::function<void()> prepare_background_thread;
 };
 
 class TcpRuntime : public strategy::Runtime {
@@ -119,6 +124,9 @@ class TcpRuntime : public strategy::Runtime {
   void await_borrowed_sends() override;
   void expect(const strategy::Posting& posting) override;
   void unexpect(const strategy::Posting& posting) override;
+  void begin_background(const std::vector<strategy::Work>& pieces, double factor,
+                        const BackgroundFn& work_fn) override;
+  double await_background(std::size_t piece) override;
 
  private:
   class Connection;
@@ -196,6 +204,8 @@ class TcpRuntime : public strategy::Runtime {
   PostedReceives posted_;  // under its own lock, as are the loans
   // Shared with the connections' queues, which may outlive this runtime.
   std::shared_ptr<SendLoans> loans_ = std::make_shared<SendLoans>();
+  // Made at the first background computation; last, so that it stops first.
+  std::unique_ptr<BackgroundThread> background_;
 };
 
 }  // namespace distlab::net

@@ -320,6 +320,33 @@ TEST_CASE("timeline.json is a Chrome trace: a named thread per task, spans in mi
   CHECK(complete[2]["cat"] == "wait");
 }
 
+TEST_CASE("timeline.json gives what a task computed beside its communication a lane below it") {
+  TempDir tmp;
+  distlab::run::RunResult run = three_tasks();
+  // The worker's backward pass, overlapping its first span.
+  run.tasks[1].spans.push_back(
+      {distlab::strategy::SpanKind::kBackground, 1.0e-3, 3.0e-3, "backward"});
+  distlab::run::write_run_directory(tmp.path.string(), run);
+  const json t = read_json(tmp.path / "timeline.json");
+  std::map<int, std::string> names;
+  std::map<int, int> sort_index;
+  const json* background = nullptr;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_sort_index") {
+      sort_index[e["tid"]] = e["args"]["sort_index"];
+    }
+    if (e["ph"] == "X" && e["cat"] == "background") background = &e;
+  }
+  // Lanes 1-3 are the tasks'; the worker's background lane is 3 + 2.
+  CHECK(names[5] == "worker:0 (beside its communication)");
+  CHECK(sort_index[5] > sort_index[2]);
+  CHECK(sort_index[5] < sort_index[3]);
+  REQUIRE(background != nullptr);
+  CHECK((*background)["tid"] == 5);
+  CHECK((*background)["dur"].get<double>() == Approx(2000.0));
+}
+
 TEST_CASE("the summary table shows the run and every task") {
   const std::string table = distlab::run::format_summary_table(three_tasks());
   INFO(table);

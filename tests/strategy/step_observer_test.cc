@@ -26,6 +26,10 @@ class ClockRuntime : public Runtime {
   void execute(const Work&, const std::function<void()>& work_fn) override { work_fn(); }
   void store(uint64_t, const std::function<void()>& io_fn) override { io_fn(); }
   void hold(double) override {}
+  void begin_background(const std::vector<Work>&, double, const BackgroundFn&) override {
+    FAIL("nothing computes in the background");
+  }
+  double await_background(std::size_t) override { return 0; }
 
  private:
   mutable double clock_ = 0;
