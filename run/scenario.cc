@@ -67,8 +67,8 @@ std::string strategies_taking(const std::string& key) {
 strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
   const ConfigNode node = root.at("strategy");
   const std::vector<std::string> keys = {
-      "mode",           "bucket_bytes",    "segment_bytes",        "devices",
-      "gradient_dtype", "staleness_bound", "replicas_to_aggregate"};
+      "mode",           "bucket_bytes",    "segment_bytes",         "devices",
+      "gradient_dtype", "staleness_bound", "replicas_to_aggregate", "overlap"};
   std::vector<std::string> allowed = keys;
   allowed.push_back("name");
   node.allow_only(allowed);
@@ -121,6 +121,7 @@ strategy::StrategyConfig parse_strategy(const ConfigNode& root) {
                       "set mode: sync, or leave the key out");
     }
   }
+  if (auto overlap = node.find("overlap")) config.overlap = overlap->as_bool();
   if (auto devices = node.find("devices")) {
     config.devices = static_cast<int>(devices->as_int(0, kMaxDevices));
   }

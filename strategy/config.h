@@ -33,6 +33,10 @@ enum class Fidelity {
 const char* strategy_name(StrategyKind kind);  // "local", "allreduce", ...
 const char* fidelity_name(Fidelity fidelity);  // "full", "timing"
 
+// The bucket of an overlapped all-reduce when bucket_bytes leaves it
+// whole: PyTorch DDP's default (bucket_cap_mb, 25 MiB).
+inline constexpr int64_t kOverlapBucketBytes = int64_t{25} << 20;
+
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::kLocal;
   PsMode mode = PsMode::kAsync;  // parameter_server only
@@ -46,6 +50,12 @@ struct StrategyConfig {
   // many pushes computed on the current weights and drops the rest. 0: all
   // replicas'.
   int replicas_to_aggregate = 0;
+  // allreduce and parameter_server: gradients travel while the backward
+  // pass goes on, as DDP's and Horovod's do: each bucket (allreduce; of
+  // bucket_bytes, kOverlapBucketBytes when that is 0) or each server's shard
+  // (parameter_server) as soon as the backward pass has made it final,
+  // from the last layers' down.
+  bool overlap = false;
   // allreduce and mirrored: the gradient is reduced in consecutive buckets
   // of at most this many bytes, one ring each; 0 reduces it in one ring.
   int64_t bucket_bytes = 0;

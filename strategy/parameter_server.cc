@@ -167,10 +167,28 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
     // A worker of several GPUs hands the weights to each, and sums their
     // towers' gradients on one before it pushes (the lab's GPU workers).
     runtime.among_devices(DeviceCollective::kBroadcast, model_bytes);
-    const double loss =
-        replica.compute_gradients(step, sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch);
-    runtime.among_devices(DeviceCollective::kReduce, model_bytes);
-    push(runtime, step, replica.gradients(), versions, wire, segment_floats);
+    const LossScale scale = sync ? LossScale::kGlobalBatch : LossScale::kLocalBatch;
+    double loss = 0;
+    if (setup.strategy().overlap) {
+      // Each server's shard pushed as soon as the backward pass has made it
+      // final, the last shard's first.
+      loss = replica.compute_gradients(
+          step, scale, [&](const Replica::AwaitFinalFrom& await_final_from) {
+            const FloatRange grads = replica.gradients();
+            for (int j = servers - 1; j >= 0; --j) {
+              const Shard shard = shard_of(grads.size(), servers, j);
+              await_final_from(shard.begin);
+              runtime.among_devices(DeviceCollective::kReduce,
+                                    static_cast<uint64_t>(shard.size) * sizeof(float));
+              push_gradient(runtime, {Role::kPs, j}, step, versions[j],
+                            grads.sub(shard.begin, shard.size), wire, segment_floats);
+            }
+          });
+    } else {
+      loss = replica.compute_gradients(step, scale);
+      runtime.among_devices(DeviceCollective::kReduce, model_bytes);
+      push(runtime, step, replica.gradients(), versions, wire, segment_floats);
+    }
     const bool decides_rate = replica.is_chief() && replica.ends_scheduled_epoch(step);
     // The schedule observes the weights after this update, as a single
     // process's does (sync: the servers answer once it is applied).

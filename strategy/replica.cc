@@ -52,6 +52,11 @@ FloatRange Replica::gradients() {
 }
 
 double Replica::compute_gradients(int64_t step, LossScale scale) {
+  return compute_gradients(step, scale, nullptr);
+}
+
+double Replica::compute_gradients(int64_t step, LossScale scale,
+                                  const std::function<void(const AwaitFinalFrom&)>& communicate) {
   const int64_t steps_per_epoch = sampler_.steps_per_epoch();
   const int64_t epoch = step / steps_per_epoch;
   const int64_t in_epoch = step % steps_per_epoch;
@@ -77,18 +82,53 @@ double Replica::compute_gradients(int64_t step, LossScale scale) {
     result =
         model_->forward_loss(x_, y_, static_cast<uint64_t>(step), std::max<int64_t>(divisor, 1));
   });
-  runtime_.compute(passes.backward, [&] {
-    model_->backward_gradients(x_, result);
-    // The batch's own mean, whatever the divisor of the gradient.
-    loss = batch_size == 0 ? 0.0
+  // The batch's own mean, whatever the divisor of the gradient.
+  auto batch_loss = [&] {
+    return batch_size == 0 ? 0.0
                            : result.loss * static_cast<double>(std::max<int64_t>(divisor, 1)) /
                                  static_cast<double>(batch_size);
-  });
+  };
+  if (!communicate) {
+    runtime_.compute(passes.backward, [&] {
+      model_->backward_gradients(x_, result);
+      loss = batch_loss();
+    });
+  } else {
+    backward_beside(passes, communicate, [&](const Runtime::PieceDone& piece_done) {
+      std::size_t piece = 0;
+      model_->backward_gradients(x_, result, [&](int64_t) { piece_done(piece++); });
+      loss = batch_loss();
+    });
+  }
   if (model_ && !std::isfinite(loss)) {
     throw Error(task_name(runtime_.self()) + ": the training loss became " + std::to_string(loss) +
                 " at step " + std::to_string(step) + "; a lower learning rate may help");
   }
   return loss;
+}
+
+// The backward pass layer by layer in the background, the gradient's
+// communication beside it.
+void Replica::backward_beside(const StepPasses& passes,
+                              const std::function<void(const AwaitFinalFrom&)>& communicate,
+                              const Runtime::BackgroundFn& backward_fn) {
+  std::vector<Work> pieces;
+  for (std::size_t k = 0; k < passes.backward_pieces.size(); ++k) {
+    pieces.push_back(passes.backward_piece(k));
+  }
+  runtime_.start_background(std::move(pieces), backward_fn);
+  try {
+    communicate([&](int64_t from) {
+      std::size_t k = 0;
+      while (passes.backward_pieces[k].gradients_from > from) ++k;  // the last's is 0
+      runtime_.await_piece(k);
+    });
+  } catch (const std::exception&) {
+    // The computation uses this frame's buffers: it ends before they do.
+    runtime_.abandon_background();
+    throw;
+  }
+  runtime_.join_background();
 }
 
 void Replica::apply_gradients() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,13 @@ class Replica {
   // Forward and backward on this replica's batch of `step`; returns the
   // batch's mean loss (NaN in timing fidelity).
   double compute_gradients(int64_t step, LossScale scale);
+  // The same, with `communicate` running beside the backward pass
+  // (Runtime::start_background) until it returns: it may send each part
+  // of the gradient once `await_final_from(its first float)` has returned.
+  // Then the backward pass is joined.
+  using AwaitFinalFrom = std::function<void(int64_t from)>;
+  double compute_gradients(int64_t step, LossScale scale,
+                           const std::function<void(const AwaitFinalFrom&)>& communicate);
   // The optimizer's update of the whole model from the gradient buffer.
   void apply_gradients();
 
@@ -79,6 +87,9 @@ class Replica {
   TaskOutcome finish();
 
  private:
+  void backward_beside(const StepPasses& passes,
+                       const std::function<void(const AwaitFinalFrom&)>& communicate,
+                       const Runtime::BackgroundFn& backward_fn);
   // The chief's final weights to the plan's model file, if it names one.
   void save_model() const;
 

@@ -256,4 +256,16 @@ void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int r
   }
 }
 
+void overlapped_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
+                          FloatRange data, int64_t bucket_floats, int64_t segment_floats,
+                          int64_t step, GradientType wire,
+                          const std::function<void(int64_t begin, int64_t floats)>& before_bucket) {
+  if (bucket_floats <= 0) bucket_floats = kOverlapBucketBytes / int64_t{sizeof(float)};
+  for (int64_t end = data.size(); end > 0; end -= bucket_floats) {
+    const int64_t begin = std::max<int64_t>(0, end - bucket_floats);
+    before_bucket(begin, end - begin);
+    ring_allreduce(runtime, ring, rank, data.sub(begin, end - begin), step, segment_floats, wire);
+  }
+}
+
 }  // namespace distlab::strategy

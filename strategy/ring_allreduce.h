@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "strategy/float_range.h"
@@ -50,5 +51,16 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
 void bucketed_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
                         FloatRange data, int64_t bucket_floats, int64_t segment_floats,
                         int64_t step, GradientType wire = GradientType::kFloat32);
+
+// bucketed_allreduce for communication that overlaps the backward pass, as
+// DDP's does: buckets of at most `bucket_floats` (0: kOverlapBucketBytes)
+// cut from the end of `data`, the last layers' gradients that the backward
+// pass makes final first, each reduced as soon as `before_bucket(its first
+// float, its floats)` returns (the caller waits there for the backward
+// pass). Every member cuts the same buckets, so the sums keep their order.
+void overlapped_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
+                          FloatRange data, int64_t bucket_floats, int64_t segment_floats,
+                          int64_t step, GradientType wire,
+                          const std::function<void(int64_t begin, int64_t floats)>& before_bucket);
 
 }  // namespace distlab::strategy

@@ -19,7 +19,7 @@ const std::vector<StrategyDescription>& strategies() {
        .checkpoint = synchronous_checkpoint_hooks()},
       {.kind = StrategyKind::kAllReduce,
        .name = "allreduce",
-       .keys = {"bucket_bytes", "segment_bytes", "gradient_dtype"},
+       .keys = {"bucket_bytes", "segment_bytes", "gradient_dtype", "overlap"},
        .cluster = {.ps = {0, 0},
                    .replicas = {1, kAnyNumber},
                    .hint = "give it a chief or workers and no ps, or use strategy "
@@ -29,7 +29,7 @@ const std::vector<StrategyDescription>& strategies() {
        .checkpoint = synchronous_checkpoint_hooks()},
       {.kind = StrategyKind::kParameterServer,
        .name = "parameter_server",
-       .keys = {"mode", "segment_bytes", "gradient_dtype", "staleness_bound",
+       .keys = {"mode", "segment_bytes", "gradient_dtype", "staleness_bound", "overlap",
                 "replicas_to_aggregate"},
        .cluster = {.ps = {1, kAnyNumber},
                    .replicas = {1, kAnyNumber},

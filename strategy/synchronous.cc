@@ -110,15 +110,35 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
   const int64_t segment_floats = setup.strategy().segment_floats();
   const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);
 
+  const GradientType wire = setup.strategy().gradient_type;
+
   for (int64_t step = checkpoints.start(); step < replica.total_steps(); ++step) {
     runtime.begin_step(step);
-    const double loss = replica.compute_gradients(step, LossScale::kGlobalBatch);
-    // Hierarchical over a task's GPUs: a reduce-scatter on its machine's
-    // bus, the ring between tasks, an all-gather on the bus.
-    runtime.among_devices(DeviceCollective::kReduceScatter, model_bytes);
-    bucketed_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
-                       segment_floats, step, setup.strategy().gradient_type);
-    runtime.among_devices(DeviceCollective::kAllGather, model_bytes);
+    double loss = 0;
+    if (setup.strategy().overlap) {
+      // Each bucket, from the last layers' down, reduced while the
+      // backward pass makes the next final.
+      loss = replica.compute_gradients(
+          step, LossScale::kGlobalBatch, [&](const Replica::AwaitFinalFrom& await_final_from) {
+            overlapped_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
+                                 segment_floats, step, wire, [&](int64_t begin, int64_t floats) {
+                                   await_final_from(begin);
+                                   // The bucket on the bus first, as below.
+                                   runtime.among_devices(
+                                       DeviceCollective::kReduceScatter,
+                                       static_cast<uint64_t>(floats) * sizeof(float));
+                                 });
+          });
+      runtime.among_devices(DeviceCollective::kAllGather, model_bytes);
+    } else {
+      loss = replica.compute_gradients(step, LossScale::kGlobalBatch);
+      // Hierarchical over a task's GPUs: a reduce-scatter on its machine's
+      // bus, the ring between tasks, an all-gather on the bus.
+      runtime.among_devices(DeviceCollective::kReduceScatter, model_bytes);
+      bucketed_allreduce(runtime, ring, replica.rank(), replica.gradients(), bucket_floats,
+                         segment_floats, step, wire);
+      runtime.among_devices(DeviceCollective::kAllGather, model_bytes);
+    }
     replica.apply_gradients();
     replica.after_step(step, loss);
     if (replica.ends_scheduled_epoch(step)) share_learning_rate(runtime, replica, step);

@@ -78,6 +78,14 @@ compare "ps-sync-segmented-float16" "" "${small[@]}" --set cluster.workers=2 --s
 compare "ps-sync-backup" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=1 \
   --set strategy.name=parameter_server --set strategy.mode=sync \
   --set strategy.replicas_to_aggregate=2 --set 'slowdowns=[{task: worker:1, factor: 30}]'
+# Gradients that travel while the backward pass goes on: buckets from the
+# last layers' down (one worker slowed, its background thread holding a
+# core for the extra), and each server's shard pushed once final.
+compare "chief+2-overlap" "" "${small[@]}" --set cluster.workers=2 \
+  --set strategy.overlap=true --set strategy.bucket_bytes=131072 \
+  --set 'slowdowns=[{task: worker:1, factor: 2}]'
+compare "ps-sync-overlap" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
+  --set strategy.name=parameter_server --set strategy.mode=sync --set strategy.overlap=true
 # A plateau schedule that halves the rate at every epoch after the first:
 # the chief's decision reaches the other replicas (all-reduce) and the
 # servers (parameter server) at the same step on both backends.

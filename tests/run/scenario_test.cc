@@ -489,7 +489,7 @@ TEST_CASE("A staleness bound is read for an async parameter server alone") {
 
 TEST_CASE("Backup workers are read for a sync parameter server, fewer than its replicas") {
   const TempDir dir;
-  const std::string ps = dir.write("ps.yaml", kFull);  // sync, chief + 4 workers
+  const std::string ps = dir.write("ps.yaml", kFull);            // sync, chief + 4 workers
   CHECK(load_scenario(ps).strategy.replicas_to_aggregate == 0);  // all of them
   const auto aggregate = [&](const std::string& value) {
     return load_scenario(ps, {parse_override("strategy.replicas_to_aggregate=" + value)})
@@ -511,6 +511,24 @@ TEST_CASE("Backup workers are read for a sync parameter server, fewer than its r
              Catch::Contains("only a synchronous parameter server aggregates a subset"));
   CHECK_THAT(error({"strategy.name=allreduce", "strategy.replicas_to_aggregate=2"}),
              Catch::Contains("strategy allreduce takes no replicas_to_aggregate"));
+}
+
+TEST_CASE("Overlap is read for all-reduce and parameter servers") {
+  const TempDir dir;
+  const std::string ps = dir.write("ps.yaml", kFull);
+  CHECK_FALSE(load_scenario(ps).strategy.overlap);
+  CHECK(load_scenario(ps, {parse_override("strategy.overlap=true")}).strategy.overlap);
+  CHECK(load_scenario(ps, {parse_override("strategy.name=allreduce"),
+                           parse_override("strategy.overlap=true")})
+            .strategy.overlap);
+  auto error = [&](const std::vector<std::string>& sets) {
+    std::vector<distlab::run::Override> overrides;
+    for (const auto& set : sets) overrides.push_back(parse_override(set));
+    return message_of<ConfigError>([&] { load_scenario(ps, overrides); });
+  };
+  CHECK_THAT(error({"strategy.overlap=sometimes"}), Catch::Contains("strategy.overlap"));
+  CHECK_THAT(error({"strategy.name=mirrored", "strategy.overlap=true"}),
+             Catch::Contains("strategy mirrored takes no overlap"));
 }
 
 TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {

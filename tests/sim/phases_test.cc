@@ -76,6 +76,13 @@ TEST_CASE("simulated ring steps: forward, backward, packing, communication, opti
   CHECK(checkpoint > 0);
 }
 
+TEST_CASE("simulated steps add up with communication that overlaps the backward pass") {
+  check_phases_add_up(simulate("ring-overlap", "  chief: 1\n  workers: 2\n",
+                               "  name: allreduce\n  overlap: true\n  bucket_bytes: 64\n"));
+  check_phases_add_up(simulate("ps-overlap", "  chief: 1\n  workers: 2\n  ps: 2\n",
+                               "  name: parameter_server\n  mode: sync\n  overlap: true\n"));
+}
+
 TEST_CASE("simulated CPU time: each compute phase on the task's threads, no CPU waiting") {
   // n1-standard-4, a host per task: a task computes on its 4 vCPUs, and a
   // message costs no CPU of the model's (the NIC moves it).

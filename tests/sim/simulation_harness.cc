@@ -83,7 +83,9 @@ nlohmann::json simulate_yaml(const std::string& folder, const std::string& name,
                              {"checkpoint_seconds", log.checkpoint_seconds},
                              {"input_seconds", log.input_seconds},
                              {"compute_seconds", log.compute_seconds},
-                             {"slowdown_seconds", log.slowdown_seconds}};
+                             {"slowdown_seconds", log.slowdown_seconds},
+                             {"waiting_seconds", log.waiting_seconds},
+                             {"hidden_communication_seconds", log.hidden_communication_seconds}};
       for (const strategy::StepRecord& step : log.steps) {
         task["staleness"].push_back(step.staleness);
         task["step_starts"].push_back(step.start);

@@ -39,7 +39,7 @@ void write_bn_model(const std::string& folder);
 // run_seconds, final_loss, final_accuracy, weights_sha256, model_bytes,
 // replicas, and per task (cluster order) in "tasks": name, steps,
 // compute_seconds, slowdown_seconds, bytes_sent, bytes_received, updates,
-// gradients_dropped,
+// gradients_dropped, waiting_seconds, hidden_communication_seconds,
 // weights_sha256, staleness (list), step_starts (list), compute (list of
 // per-step compute seconds),
 // input_seconds and step_input (waiting for the input pipeline),
