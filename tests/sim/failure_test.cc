@@ -84,6 +84,31 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE("failures: an overlapped run on shared cores rolls back and ends as if it never failed") {
+  // Tasks killed while their backward pass computes beside the ring, on
+  // the cores they share (an actor of its own computes it): the run rolls
+  // back and ends with the weights of the run that never failed.
+  const TinyModelFolder scratch(4);
+  const std::string& dir = scratch.path();
+  write_bn_model(dir);
+  auto yaml = [](const std::string& extra) {
+    return "model: bn.yaml\ndata: synthetic:800\nseed: 5\ncluster:\n  machine: local\n"
+           "  placement: one_host\n  chief: 1\n  workers: 2\n"
+           "strategy:\n  name: allreduce\n  overlap: true\n  bucket_bytes: 64\n"
+           "training:\n  batch_size: 24\n  steps: 16\n" +
+           extra;
+  };
+  const json whole = simulate_yaml(dir, "whole", yaml(""));
+  const json failed = simulate_yaml(
+      dir, "failed",
+      yaml("checkpoint: {every_steps: 2}\nfaults: {mtbf_hours: 0.00001}\n"
+           "recovery: {detect_seconds: 0.001, restart_seconds: 0.001, max_restarts: 1000}\n"));
+  CHECK(!failed["failures"].empty());
+  CHECK(failed["steps"] == 16);
+  CHECK(failed["weights_sha256"] == whole["weights_sha256"]);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("failures: without a checkpoint a rollback starts over from step 0") {
   const TinyModelFolder scratch(4);
   const std::string& dir = scratch.path();
