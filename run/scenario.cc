@@ -475,12 +475,43 @@ NetworkConfig parse_network(const ConfigNode& root) {
   const auto found = root.find("network");
   if (!found) return config;
   const ConfigNode& node = *found;
-  node.allow_only({"latency_us", "bandwidth_gbps", "model"});
+  node.allow_only({"latency_us", "bandwidth_gbps", "model", "collectives"});
   config.latency_seconds = node.get_double("latency_us", 50, 0, kMaxLatencyUs) * 1e-6;
   config.bandwidth = node.get_double("bandwidth_gbps", 0, 0, kMaxBandwidthGbps) * 1e9 / 8;
   config.model = node.get_choice("model", "cm02", {"cm02", "lv08"}) == "lv08" ? NetworkModel::kLv08
                                                                               : NetworkModel::kCm02;
+  config.collectives =
+      node.get_choice("collectives", "messages", {"messages", "analytic"}) == "analytic"
+          ? Collectives::kAnalytic
+          : Collectives::kMessages;
   return config;
+}
+
+// The closed form prices a ring on links of the tasks' own, without values
+// or failures: what it is not for is refused, pointing at what to change.
+void check_analytic_collectives(const ConfigNode& root, const Scenario& s) {
+  if (s.network.collectives != Collectives::kAnalytic) return;
+  const ConfigNode key = root.at("network").at("collectives");
+  const std::string why = "analytic times the all-reduce ring in closed form";
+  if (s.fidelity != strategy::Fidelity::kTiming) {
+    key.fail(why + ", without moving values", "set fidelity: timing, or collectives: messages");
+  }
+  if (s.strategy.kind != strategy::StrategyKind::kAllReduce) {
+    key.fail(why + "; strategy " + std::string(strategy::strategy_name(s.strategy.kind)) +
+                 " has no ring between tasks",
+             "use strategy allreduce, or collectives: messages");
+  }
+  if (s.cluster.placement != Placement::kPerTask) {
+    key.fail(why + " on links of the tasks' own",
+             "use placement: per_task, or collectives: messages");
+  }
+  if (s.network.model != NetworkModel::kCm02) {
+    key.fail(why + " as alpha-beta, the cm02 model", "use model: cm02, or collectives: messages");
+  }
+  if (!s.faults.empty()) {
+    key.fail(why + "; a member that fails inside it is not modelled",
+             "leave out faults, or use collectives: messages");
+  }
 }
 
 std::string resolve_model(const ConfigNode& root, const std::string& scenario_path) {
@@ -566,6 +597,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   s.slowdowns = parse_slowdowns(root, s.cluster, machine_types, path);
   s.recovery = parse_recovery(root);
   s.network = parse_network(root);
+  check_analytic_collectives(root, s);
   s.notes = std::move(applied.notes);
   return s;
 }

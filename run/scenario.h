@@ -75,11 +75,16 @@
 namespace distlab::run {
 
 enum class NetworkModel { kCm02, kLv08 };
+// How the simulator times collectives: every message of the ring, or the
+// ring in closed form (sim/closed_form_collectives.h), for thousands of
+// replicas.
+enum class Collectives { kMessages, kAnalytic };
 
 struct NetworkConfig {
   double latency_seconds = 50e-6;  // one way, host to host
   double bandwidth = 0;            // bytes/s; 0: each host's NIC figure
   NetworkModel model = NetworkModel::kCm02;
+  Collectives collectives = Collectives::kMessages;
 };
 
 // Where the simulated tasks run: each on a host of its own, as on a cloud

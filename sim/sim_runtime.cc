@@ -286,6 +286,12 @@ double SimRuntime::await_background(std::size_t piece) {
   return state.ends[piece];
 }
 
+double SimRuntime::exchange_in_closed_form(const std::vector<strategy::TaskId>& ring,
+                                           uint64_t chunk_bytes, int rounds) {
+  settle_compute();  // its additions first
+  return closed_form_->exchange(closed_form_sequence_++, ring, cluster(), chunk_bytes, rounds);
+}
+
 void SimRuntime::bus_collective(strategy::DeviceCollective collective, uint64_t bytes) {
   // The towers' compute comes first; the bus is the machine's own, shared
   // with no other task.

@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "sim/closed_form_collectives.h"
 #include "sim/compute_model.h"
 #include "sim/core_sharing.h"
 #include "sim/input_pipeline_model.h"
@@ -74,6 +75,10 @@ class SimRuntime : public strategy::Runtime {
              ShareUnevenness share = {});
 
   double now() const override;
+  // network.collectives: analytic, with the table the ring's members meet
+  // at; none (every message modelled) by default.
+  void set_closed_form(ClosedFormCollectives* table) { closed_form_ = table; }
+  bool collectives_in_closed_form() const override { return closed_form_ != nullptr; }
   // The compute charged (its seconds alone times the threads it runs on)
   // and the messages' CPU on a shared host.
   double cpu_now() const override { return cpu_spent_; }
@@ -91,6 +96,8 @@ class SimRuntime : public strategy::Runtime {
   void begin_background(const std::vector<strategy::Work>& pieces, double factor,
                         const BackgroundFn& work_fn) override;
   double await_background(std::size_t piece) override;
+  double exchange_in_closed_form(const std::vector<strategy::TaskId>& ring, uint64_t chunk_bytes,
+                                 int rounds) override;
 
  private:
   // A background computation's progress: its pieces' ends as they come
@@ -142,6 +149,8 @@ class SimRuntime : public strategy::Runtime {
   HostAndDevice queued_;
   double cpu_spent_ = 0;  // cpu_now()
   std::shared_ptr<BackgroundPieces> background_;
+  ClosedFormCollectives* closed_form_ = nullptr;
+  uint64_t closed_form_sequence_ = 0;        // this task's collectives so far
   simgrid::s4u::ActorPtr background_actor_;  // on a shared host, while it computes
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
@@ -68,6 +69,9 @@ struct TaskSupervisor::State {
   std::exception_ptr error;
   std::string error_task;
   std::function<void(const std::string&)> on_event;
+  // network.collectives: analytic: where ring members meet (scenario.cc
+  // admits it without failures, so no meeting outlives a life).
+  std::optional<ClosedFormCollectives> closed_form;
 
   void say(const std::string& line) const {
     if (on_event) on_event(line);
@@ -86,6 +90,11 @@ struct TaskSupervisor::State {
     const int tasks = plan.cluster.task_count();
     slots.resize(static_cast<std::size_t>(tasks));
     for (int t = 0; t < tasks; ++t) slots[t].task = plan.cluster.task_at(t);
+    if (scenario.network.collectives == run::Collectives::kAnalytic) {
+      std::vector<LinkFigures> links;
+      for (const HostPlan& h : plan.hosts) links.push_back({h.link_latency, h.link_bandwidth});
+      closed_form.emplace(std::move(links));
+    }
   }
 
   std::string name(int t) const { return strategy::task_name(slots[t].task); }
@@ -156,6 +165,7 @@ struct TaskSupervisor::State {
       runtime.set_devices(plan.hosts[t].device.devices);
       runtime.set_slowdown(run::task_slowdown(scenario, slots[t].task));
       runtime.set_rejoining(rejoin);
+      if (closed_form) runtime.set_closed_form(&*closed_form);
       runtime.set_step_hook([this, t](int64_t step) {
         if (policy.take_step_fault(t, step)) throw TaskCrash{"at_step " + std::to_string(step)};
       });

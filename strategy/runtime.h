@@ -203,6 +203,16 @@ class Runtime {
   // end, ignoring its errors, and accounts nothing. Never throws.
   void abandon_background() noexcept;
 
+  // Collectives timed in closed form rather than message by message (the
+  // simulator's network.collectives: analytic), for runs of thousands of
+  // replicas: whether this runtime times them so; and a ring exchange of
+  // `rounds` rounds of `chunk_bytes` among `ring`, this member sending and
+  // receiving `bytes` in `messages` messages. Blocks until every member has
+  // arrived (waiting) and for the exchange (communication). No values move.
+  virtual bool collectives_in_closed_form() const { return false; }
+  void closed_form_ring(const std::vector<TaskId>& ring, uint64_t chunk_bytes, int rounds,
+                        uint64_t bytes, uint64_t messages);
+
   // The GPUs this task trains on (1 but for cluster.gpus_per_task on a
   // simulated GPU machine). Set by the backend before the task runs.
   int devices() const { return devices_; }
@@ -267,6 +277,10 @@ class Runtime {
                                 const BackgroundFn& work_fn) = 0;
   // Blocks until piece k is done; returns when it was, on the clock.
   virtual double await_background(std::size_t piece) = 0;
+  // Blocks as closed_form_ring says; returns when the last member arrived.
+  // A backend that moves every message throws Error.
+  virtual double exchange_in_closed_form(const std::vector<TaskId>& ring, uint64_t chunk_bytes,
+                                         int rounds);
   // Runs the file work of a checkpoint of `bytes` and lets the clock advance
   // accordingly.
   virtual void store(uint64_t bytes, const std::function<void()>& io_fn) = 0;

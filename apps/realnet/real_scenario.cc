@@ -19,6 +19,11 @@ run::Scenario load_real_scenario(const std::string& path,
                              " changes the simulator's timing only: each task here trains on "
                              "this machine's CPU");
   }
+  if (scenario.network.collectives == run::Collectives::kAnalytic) {
+    scenario.notes.push_back(
+        "note: network.collectives analytic changes the simulator's timing only: these tasks "
+        "send every message of the ring");
+  }
   return scenario;
 }
 

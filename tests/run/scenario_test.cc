@@ -531,6 +531,39 @@ TEST_CASE("Overlap is read for all-reduce and parameter servers") {
              Catch::Contains("strategy mirrored takes no overlap"));
 }
 
+TEST_CASE("Analytic collectives are read for the all-reduce ring they can time") {
+  const TempDir dir;
+  const std::string ring = dir.write("ring.yaml", kFull);
+  const std::vector<std::string> timed = {"strategy.name=allreduce", "fidelity=timing",
+                                          "network.model=cm02"};
+  auto load = [&](std::vector<std::string> sets) {
+    std::vector<distlab::run::Override> overrides;
+    for (const auto& set : sets) overrides.push_back(parse_override(set));
+    return load_scenario(ring, overrides);
+  };
+  auto error = [&](std::vector<std::string> sets) {
+    return message_of<ConfigError>([&] { load(sets); });
+  };
+  auto with = [&](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), timed.begin(), timed.end());
+    sets.push_back("network.collectives=analytic");
+    return sets;
+  };
+  CHECK(load(timed).network.collectives == distlab::run::Collectives::kMessages);
+  CHECK(load(with({})).network.collectives == distlab::run::Collectives::kAnalytic);
+  CHECK_THAT(error(with({"fidelity=full"})),
+             Catch::Contains("network.collectives: analytic times the all-reduce ring in closed "
+                             "form, without moving values (set by"));
+  CHECK_THAT(error(with({"strategy.name=parameter_server", "cluster.ps=1"})),
+             Catch::Contains("strategy parameter_server has no ring between tasks"));
+  CHECK_THAT(error(with({"cluster.placement=one_host"})),
+             Catch::Contains("on links of the tasks' own"));
+  CHECK_THAT(error(with({"network.model=lv08"})), Catch::Contains("the cm02 model"));
+  CHECK_THAT(error(with({"faults=[{task: worker:1, at_step: 3}]"})),
+             Catch::Contains("a member that fails inside it is not modelled"));
+  CHECK_THAT(error({"network.collectives=sometimes"}), Catch::Contains("network.collectives"));
+}
+
 TEST_CASE("Switching strategy from the command line fits the scenario to it, with notes") {
   const TempDir dir;
   const std::string ps =
