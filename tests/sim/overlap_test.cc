@@ -5,9 +5,9 @@
 // hidden rather than exposed; the backward pass takes its time as before;
 // every step's phases still add up to it.
 #include <catch2/catch.hpp>
-#include <cmath>
 #include <string>
 
+#include "phase_checks.h"
 #include "simulation_harness.h"
 #include "strategy/phase.h"
 
@@ -15,6 +15,7 @@ namespace {
 
 using distlab::strategy::index_of;
 using distlab::strategy::Phase;
+using distlab::testing::check_phases_add_up;
 using distlab::testing::simulate_yaml;
 using distlab::testing::task_named;
 using distlab::testing::TinyModelFolder;
@@ -40,25 +41,6 @@ double phase_total(const json& task, Phase phase) {
   double total = 0;
   for (const json& phases : task["step_phases"]) total += phases[index_of(phase)].get<double>();
   return total;
-}
-
-void check_phases_add_up(const json& run) {
-  for (const json& task : run["tasks"]) {
-    INFO(task["name"].get<std::string>());
-    for (std::size_t i = 0; i < task["step_phases"].size(); ++i) {
-      INFO("step " << i);
-      const json& phases = task["step_phases"][i];
-      double sum = 0;
-      for (const json& seconds : phases) {
-        CHECK(seconds.get<double>() >= -1e-12);
-        sum += seconds.get<double>();
-      }
-      const double length =
-          task["step_ends"][i].get<double>() - task["step_starts"][i].get<double>();
-      CHECK(sum == Approx(length).margin(1e-12));
-      CHECK(std::abs(phases[index_of(Phase::kOther)].get<double>()) <= 1e-9);
-    }
-  }
 }
 
 }  // namespace

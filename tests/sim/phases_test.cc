@@ -1,10 +1,10 @@
 // Every simulated step split by phase (strategy/phase.h): the phases add up
 // to the step, each where the strategy spends it.
 #include <catch2/catch.hpp>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "phase_checks.h"
 #include "simulation_harness.h"
 #include "strategy/phase.h"
 
@@ -12,6 +12,7 @@ namespace {
 
 using distlab::strategy::index_of;
 using distlab::strategy::Phase;
+using distlab::testing::check_phases_add_up;
 using nlohmann::json;
 
 json simulate(const std::string& name, const std::string& cluster, const std::string& strategy) {
@@ -27,27 +28,6 @@ json simulate(const std::string& name, const std::string& cluster, const std::st
 
 double phase(const json& phases, Phase p) {
   return phases[index_of(p)].get<double>();
-}
-
-// Every step of every task: the phases add up to the step, none is
-// negative, and nothing of the simulated time is left unnamed.
-void check_phases_add_up(const json& run) {
-  for (const json& task : run["tasks"]) {
-    INFO(task["name"].get<std::string>());
-    for (std::size_t i = 0; i < task["step_phases"].size(); ++i) {
-      INFO("step " << i);
-      const json& phases = task["step_phases"][i];
-      const double length =
-          task["step_ends"][i].get<double>() - task["step_starts"][i].get<double>();
-      double sum = 0;
-      for (const json& seconds : phases) {
-        CHECK(seconds.get<double>() >= -1e-12);
-        sum += seconds.get<double>();
-      }
-      CHECK(sum == Approx(length).margin(1e-12));
-      CHECK(std::abs(phase(phases, Phase::kOther)) <= 1e-9);
-    }
-  }
 }
 
 }  // namespace
