@@ -709,6 +709,13 @@ std::string format_summary_table(const RunResult& r) {
   if (r.model_bytes > 0) line("model", fmt::format("{:.2f} MB of parameters", r.model_bytes / 1e6));
   line("comm share", fmt::format("{} of busy time in communication and waiting",
                                  percent(totals.communication_fraction())));
+  if (totals.hidden_communication > 0) {
+    // Exposed (above) and in all, with what overlap hid behind the backward pass.
+    const double exposed = totals.communication + totals.waiting;
+    line("overlap", fmt::format("{} of communication and waiting hidden behind the backward "
+                                "pass, {} exposed",
+                                duration(totals.hidden_communication), duration(exposed)));
+  }
   const bool timing = r.fidelity == "timing";
   const std::string unknown = timing ? "n/a (timing)" : "n/a";
   line("final loss", std::isfinite(r.final_loss) ? fmt::format("{:.4f}", r.final_loss) : unknown);

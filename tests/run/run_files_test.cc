@@ -361,6 +361,14 @@ TEST_CASE("the summary table shows the run and every task") {
 
   const std::string timing = distlab::run::format_summary_table(three_tasks("timing"));
   CHECK(timing.find("n/a (timing)") != std::string::npos);
+  CHECK(table.find("hidden behind") == std::string::npos);
+
+  // With overlap: the communication it hid, beside what stayed exposed.
+  RunResult overlapped = three_tasks();
+  overlapped.tasks[1].hidden_communication_seconds = 0.25;
+  const std::string hidden = distlab::run::format_summary_table(overlapped);
+  INFO(hidden);
+  CHECK(hidden.find("hidden behind the backward pass") != std::string::npos);
 }
 
 TEST_CASE("the summary table elides the middle of a large cluster") {
