@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
@@ -133,8 +134,10 @@ struct TaskSupervisor::State {
   // before its peer's mailboxes have a receiver would see its first
   // messages wait for the peer to ask for them.
   void launch(const std::vector<int>& which, bool rejoin) {
-    std::vector<uint32_t> everyone;
-    for (const Slot& s : slots) everyone.push_back(s.incarnation);
+    // One list for every task started now, shared: a copy per task would
+    // be tasks squared (400 MB at 10,000 replicas).
+    auto everyone = std::make_shared<std::vector<uint32_t>>();
+    for (const Slot& s : slots) everyone->push_back(s.incarnation);
     for (const int t : which) {
       Slot& slot = slots[t];
       if (slot.incarnation > 0) mailboxes.renew(t, slot.incarnation);
@@ -152,7 +155,7 @@ struct TaskSupervisor::State {
     launch(all, false);
   }
 
-  void start(int t, bool rejoin, const std::vector<uint32_t>& everyone) {
+  void start(int t, bool rejoin, std::shared_ptr<const std::vector<uint32_t>> everyone) {
     const uint32_t incarnation = slots[t].incarnation;
     slots[t].actor->start([this, t, incarnation, rejoin, everyone] {
       SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,

@@ -29,28 +29,37 @@ const char* span_kind_name(SpanKind kind) {
 }
 
 Runtime::Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity)
-    : self_(self),
-      cluster_(cluster),
-      fidelity_(fidelity),
-      peer_incarnations_(static_cast<std::size_t>(cluster.task_count()), 0) {
+    : self_(self), cluster_(cluster), fidelity_(fidelity) {
   log_.task = self;
 }
 
-void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
+void Runtime::set_incarnations(uint32_t own,
+                               std::shared_ptr<const std::vector<uint32_t>> everyone) {
   incarnation_ = own;
-  everyone.resize(static_cast<std::size_t>(cluster_.task_count()), 0);
-  peer_incarnations_ = std::move(everyone);
-  peer_incarnations_[static_cast<std::size_t>(cluster_.ordinal(self_))] = own;
+  start_incarnations_ = std::move(everyone);
+  learned_incarnations_.clear();
+  learned_incarnations_[cluster_.ordinal(self_)] = own;
+}
+
+void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
+  set_incarnations(own, std::make_shared<const std::vector<uint32_t>>(std::move(everyone)));
+}
+
+uint32_t Runtime::peer_incarnation(int ordinal) const {
+  const auto learned = learned_incarnations_.find(ordinal);
+  if (learned != learned_incarnations_.end()) return learned->second;
+  const auto at = static_cast<std::size_t>(ordinal);
+  return start_incarnations_ && at < start_incarnations_->size() ? (*start_incarnations_)[at] : 0;
 }
 
 bool Runtime::admit(const Message& message) {
   if (message.to_incarnation < incarnation_) return false;  // to a life of ours that is over
   const int peer = cluster_.ordinal(message.from);
-  uint32_t& known = peer_incarnations_[static_cast<std::size_t>(peer)];
+  const uint32_t known = peer_incarnation(peer);
   if (message.from_incarnation < known) return false;  // from a life of theirs that is over
   if (message.from_incarnation > known) {
     // The peer restarted: both directions number from 0 again.
-    known = message.from_incarnation;
+    learned_incarnations_[peer] = message.from_incarnation;
     std::erase_if(next_expected_, [&](const auto& e) { return e.first.first == peer; });
     std::erase_if(next_send_, [&](const auto& e) { return e.first.first == peer; });
     std::erase_if(stash_, [&](const auto& e) { return e.first.first == peer; });
@@ -62,7 +71,7 @@ void Runtime::stamp(TaskId to, Message& message) {
   const int peer = cluster_.ordinal(to);
   message.from = self_;
   message.from_incarnation = incarnation_;
-  message.to_incarnation = peer_incarnations_[static_cast<std::size_t>(peer)];
+  message.to_incarnation = peer_incarnation(peer);
   message.sequence = next_send_[{peer, message.tag}]++;
 }
 
@@ -127,7 +136,7 @@ PostedReceive Runtime::post_recv(TaskId from, Tag tag, FloatRange into) {
   receive.posting_ = {.peer = peer,
                       .tag = tag,
                       .sequence = next_expected_[key] + posted_[key]++,
-                      .from_incarnation = peer_incarnations_[static_cast<std::size_t>(peer)],
+                      .from_incarnation = peer_incarnation(peer),
                       .to_incarnation = incarnation_,
                       .into = into};
   expect(receive.posting_);

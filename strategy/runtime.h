@@ -30,8 +30,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -105,13 +107,13 @@ class Runtime {
   TaskId self() const { return self_; }
   uint32_t incarnation() const { return incarnation_; }
   // Set by the backend before the task runs: its own incarnation and every
-  // task's as of its start (ordinals of the cluster).
+  // task's as of its start (ordinals of the cluster), a list the tasks
+  // started together may share (10,000 copies of 10,000 would be 400 MB).
+  void set_incarnations(uint32_t own, std::shared_ptr<const std::vector<uint32_t>> everyone);
   void set_incarnations(uint32_t own, std::vector<uint32_t> everyone);
   // The incarnation of the task at `ordinal` as this task knows it: from
   // set_incarnations, then from the messages it admitted.
-  uint32_t peer_incarnation(int ordinal) const {
-    return peer_incarnations_[static_cast<std::size_t>(ordinal)];
-  }
+  uint32_t peer_incarnation(int ordinal) const;
   // A restarted task that rejoins a run that went on without it (an
   // asynchronous worker), rather than one restarted with every other task
   // from a checkpoint.
@@ -373,7 +375,10 @@ class Runtime {
   // Receives posted and not yet waited for, per (sender, tag).
   std::map<std::pair<int, Tag>, uint64_t> posted_;
   uint32_t incarnation_ = 0;
-  std::vector<uint32_t> peer_incarnations_;  // by ordinal
+  // By ordinal: as of the task's start (empty: all 0), then what messages
+  // told (newer lives), and this task's own.
+  std::shared_ptr<const std::vector<uint32_t>> start_incarnations_;
+  std::unordered_map<int, uint32_t> learned_incarnations_;
   bool rejoining_ = false;
   int devices_ = 1;
   std::function<void(int64_t)> step_hook_;

@@ -105,7 +105,7 @@ struct ConnectedPair {
   ConnectedPair() {
     for (net::TcpRuntime* runtime : {&peer, &came_back}) {
       runtime->set_span_limit(0);
-      runtime->set_incarnations(runtime == &peer ? 0 : 1, {0, 1});
+      runtime->set_incarnations(runtime == &peer ? 0 : 1, std::vector<uint32_t>{0, 1});
     }
     auto connecting = std::async(std::launch::async, [&] { peer.connect(); });
     came_back.connect();
