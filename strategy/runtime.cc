@@ -78,14 +78,9 @@ void Runtime::stamp(TaskId to, Message& message) {
 void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) {
   log_.bytes_sent += bytes;
   ++log_.messages_sent;
-  log_.communication_seconds += end - start;
-  account(Phase::kCommunication, end - start);
+  if (step_) step_->bytes_sent += bytes;
+  spend(Foreground::kCommunication, Phase::kCommunication, start, end);
   account_cpu(Phase::kCommunication);
-  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
-  if (step_) {
-    step_->bytes_sent += bytes;
-    step_->communication_seconds += end - start;
-  }
   if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
 }
 
@@ -110,12 +105,8 @@ void Runtime::send_borrowed(TaskId to, Message header, FloatRange values) {
 void Runtime::wait_sends() {
   const double start = now();
   await_borrowed_sends();
-  const double end = now();
-  log_.communication_seconds += end - start;
-  if (step_) step_->communication_seconds += end - start;
-  account(Phase::kCommunication, end - start);
+  spend(Foreground::kCommunication, Phase::kCommunication, start, now());
   account_cpu(Phase::kCommunication);
-  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
 }
 
 void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
@@ -269,20 +260,12 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   const double transfer = blocked_to - begin;
   log_.bytes_received += message.bytes;
   ++log_.messages_received;
-  log_.waiting_seconds += waiting;
-  log_.communication_seconds += transfer;
-  account(Phase::kWaiting, waiting);
-  account(Phase::kCommunication, transfer);
-  note_foreground(Foreground::kWaiting, Phase::kWaiting, blocked_from, begin);
-  note_foreground(Foreground::kCommunication, Phase::kCommunication, begin, blocked_to);
+  if (step_) step_->bytes_received += message.bytes;
+  spend(Foreground::kWaiting, Phase::kWaiting, blocked_from, begin);
+  spend(Foreground::kCommunication, Phase::kCommunication, begin, blocked_to);
   // One reading for the whole receive: the CPU of a wait is the process's
   // other threads at work (sends going out), counted with the transfer.
   account_cpu(Phase::kCommunication);
-  if (step_) {
-    step_->bytes_received += message.bytes;
-    step_->waiting_seconds += waiting;
-    step_->communication_seconds += transfer;
-  }
   // Labels are built only for spans that are kept: a large simulation
   // receives millions of messages.
   if (waiting > 0 && keeps_spans()) {
@@ -309,11 +292,8 @@ void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
     }
   }
   const double end = now();
-  log_.compute_seconds += end - start;
-  if (step_) step_->compute_seconds += end - start;
-  account(work.phase, end - start);
+  spend(Foreground::kCompute, work.phase, start, end);
   account_cpu(work.phase);
-  note_foreground(Foreground::kCompute, work.phase, start, end);
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
 }
 
@@ -353,24 +333,11 @@ void Runtime::join_background() {
   for (const Background::Interval& i : background.foreground) {
     const double hidden = std::min(i.end, end) - std::max(i.start, background.start);
     if (hidden <= 0) continue;
-    account(i.phase, -hidden);
-    double* total = &log_.compute_seconds;
-    double* in_step = &step_->compute_seconds;
-    if (i.what == Foreground::kCommunication) {
-      total = &log_.communication_seconds;
-      in_step = &step_->communication_seconds;
-    } else if (i.what == Foreground::kWaiting) {
-      total = &log_.waiting_seconds;
-      in_step = &step_->waiting_seconds;
-    }
-    *total -= hidden;
-    *in_step -= hidden;
+    add_seconds(i.what, i.phase, -hidden);
     if (i.what != Foreground::kCompute) log_.hidden_communication_seconds += hidden;
   }
   const double seconds = end - background.start;
-  log_.compute_seconds += seconds;
-  step_->compute_seconds += seconds;
-  account(background.phase, seconds);
+  add_seconds(Foreground::kCompute, background.phase, seconds);
   account_cpu(background.phase);
   if (background.factor > 1) {
     log_.slowdown_seconds += seconds * (background.factor - 1) / background.factor;
@@ -405,19 +372,13 @@ void Runtime::closed_form_ring(const std::vector<TaskId>& ring, uint64_t chunk_b
   log_.bytes_received += bytes;
   log_.messages_sent += messages;
   log_.messages_received += messages;
-  log_.waiting_seconds += waiting;
-  log_.communication_seconds += transfer;
-  account(Phase::kWaiting, waiting);
-  account(Phase::kCommunication, transfer);
-  account_cpu(Phase::kCommunication);
-  note_foreground(Foreground::kWaiting, Phase::kWaiting, start, met);
-  note_foreground(Foreground::kCommunication, Phase::kCommunication, met, end);
   if (step_) {
     step_->bytes_sent += bytes;
     step_->bytes_received += bytes;
-    step_->waiting_seconds += waiting;
-    step_->communication_seconds += transfer;
   }
+  spend(Foreground::kWaiting, Phase::kWaiting, start, met);
+  spend(Foreground::kCommunication, Phase::kCommunication, met, end);
+  account_cpu(Phase::kCommunication);
   if (waiting > 0 && keeps_spans()) add_span(SpanKind::kWait, start, met, "ring members");
   if (transfer > 0 && keeps_spans()) {
     add_span(SpanKind::kReceive, met, end, "ring all-reduce (closed form)");
@@ -429,8 +390,25 @@ double Runtime::exchange_in_closed_form(const std::vector<TaskId>&, uint64_t, in
               "in closed form");
 }
 
-void Runtime::note_foreground(Foreground what, Phase phase, double start, double end) {
+void Runtime::spend(Foreground what, Phase phase, double start, double end) {
+  add_seconds(what, phase, end - start);
+  // Hidden, once joined, where a background computation ran meanwhile.
   if (background_ && end > start) background_->foreground.push_back({what, phase, start, end});
+}
+
+void Runtime::add_seconds(Foreground what, Phase phase, double seconds) {
+  double* total = &log_.compute_seconds;
+  double* in_step = step_ ? &step_->compute_seconds : nullptr;
+  if (what == Foreground::kCommunication) {
+    total = &log_.communication_seconds;
+    in_step = step_ ? &step_->communication_seconds : nullptr;
+  } else if (what == Foreground::kWaiting) {
+    total = &log_.waiting_seconds;
+    in_step = step_ ? &step_->waiting_seconds : nullptr;
+  }
+  *total += seconds;
+  if (in_step) *in_step += seconds;
+  account(phase, seconds);
 }
 
 void Runtime::set_devices(int devices) {
@@ -443,11 +421,8 @@ void Runtime::among_devices(DeviceCollective collective, uint64_t bytes) {
   const double start = now();
   bus_collective(collective, bytes);
   const double end = now();
-  log_.communication_seconds += end - start;
-  if (step_) step_->communication_seconds += end - start;
-  account(Phase::kCommunication, end - start);
+  spend(Foreground::kCommunication, Phase::kCommunication, start, end);
   account_cpu(Phase::kCommunication);
-  note_foreground(Foreground::kCommunication, Phase::kCommunication, start, end);
   if (end > start && keeps_spans()) add_span(SpanKind::kReceive, start, end, "devices");
 }
 

@@ -316,10 +316,13 @@ class Runtime {
  private:
   friend class PostedReceive;
   void account_receive(const Message& message, double blocked_from, double blocked_to);
-  // What the task's own time was spent on while a background computation
-  // ran: hidden behind it where the two overlap (join_background).
+  // What the task's own time goes to, each in its total, its step's and
+  // its phase. spend() adds [start, end), noted while a background
+  // computation runs, to be hidden behind it where the two overlap
+  // (join_background); add_seconds() adds (or, hidden, takes back) seconds.
   enum class Foreground { kCommunication, kWaiting, kCompute };
-  void note_foreground(Foreground what, Phase phase, double start, double end);
+  void spend(Foreground what, Phase phase, double start, double end);
+  void add_seconds(Foreground what, Phase phase, double seconds);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
   void account(Phase phase, double seconds);
   // Adds the CPU time used since the last call to `phase`, likewise: a
