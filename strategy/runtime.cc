@@ -60,11 +60,38 @@ bool Runtime::admit(const Message& message) {
   if (message.from_incarnation > known) {
     // The peer restarted: both directions number from 0 again.
     learned_incarnations_[peer] = message.from_incarnation;
-    std::erase_if(next_expected_, [&](const auto& e) { return e.first.first == peer; });
-    std::erase_if(next_send_, [&](const auto& e) { return e.first.first == peer; });
-    std::erase_if(stash_, [&](const auto& e) { return e.first.first == peer; });
+    restart_conversations(peer);
   }
   return true;
+}
+
+namespace {
+uint64_t conversation_key(int peer, Tag tag) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 16 | static_cast<uint16_t>(tag);
+}
+}  // namespace
+
+Runtime::Conversation& Runtime::conversation(int peer, Tag tag) {
+  const uint64_t key = conversation_key(peer, tag);
+  if (recent_[0].second && recent_[0].first == key) return *recent_[0].second;
+  if (recent_[1].second && recent_[1].first == key) {
+    std::swap(recent_[0], recent_[1]);
+    return *recent_[0].second;
+  }
+  Conversation& found = conversations_[key];
+  recent_[1] = recent_[0];
+  recent_[0] = {key, &found};
+  return found;
+}
+
+void Runtime::restart_conversations(int peer) {
+  for (auto& [key, c] : conversations_) {
+    if (static_cast<int>(key >> 16) != peer) continue;
+    c.next_send = 0;
+    c.next_expected = 0;
+    stashed_ -= c.stash.size();
+    c.stash.clear();
+  }
 }
 
 void Runtime::stamp(TaskId to, Message& message) {
@@ -72,7 +99,7 @@ void Runtime::stamp(TaskId to, Message& message) {
   message.from = self_;
   message.from_incarnation = incarnation_;
   message.to_incarnation = peer_incarnation(peer);
-  message.sequence = next_send_[{peer, message.tag}]++;
+  message.sequence = conversation(peer, message.tag).next_send++;
 }
 
 void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) {
@@ -121,12 +148,12 @@ void Runtime::unexpect(const Posting&) {}
 
 PostedReceive Runtime::post_recv(TaskId from, Tag tag, FloatRange into) {
   const int peer = cluster_.ordinal(from);
-  const std::pair key{peer, tag};
+  Conversation& c = conversation(peer, tag);
   PostedReceive receive;
   receive.runtime_ = this;
   receive.posting_ = {.peer = peer,
                       .tag = tag,
-                      .sequence = next_expected_[key] + posted_[key]++,
+                      .sequence = c.next_expected + c.posted++,
                       .from_incarnation = peer_incarnation(peer),
                       .to_incarnation = incarnation_,
                       .into = into};
@@ -138,7 +165,7 @@ Message Runtime::wait(PostedReceive& receive) {
   if (receive.runtime_ != this) throw std::logic_error("Runtime::wait: not a receive posted here");
   const Posting posting = receive.posting_;
   const TaskId from = cluster_.task_at(posting.peer);
-  if (next_expected_[{posting.peer, posting.tag}] != posting.sequence) {
+  if (conversation(posting.peer, posting.tag).next_expected != posting.sequence) {
     throw Error(task_name(self_) + ": a posted receive from " + task_name(from) +
                 " waited for out of turn (or its sender restarted)");
   }
@@ -161,7 +188,7 @@ Message Runtime::wait(PostedReceive& receive) {
 
 void Runtime::withdraw(const Posting& posting) noexcept {
   unexpect(posting);
-  --posted_[{posting.peer, posting.tag}];
+  --conversation(posting.peer, posting.tag).posted;
 }
 
 PostedReceive::PostedReceive(PostedReceive&& other) noexcept
@@ -185,14 +212,14 @@ void PostedReceive::withdraw() noexcept {
 }
 
 std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
-  const std::pair key{cluster_.ordinal(from), tag};
-  auto stash = stash_.find(key);
-  if (stash == stash_.end()) return std::nullopt;
-  auto next = stash->second.find(next_expected_[key]);
-  if (next == stash->second.end()) return std::nullopt;
+  if (stashed_ == 0) return std::nullopt;
+  Conversation& c = conversation(cluster_.ordinal(from), tag);
+  auto next = c.stash.find(c.next_expected);
+  if (next == c.stash.end()) return std::nullopt;
   Message message = std::move(next->second);
-  stash->second.erase(next);
-  ++next_expected_[key];
+  c.stash.erase(next);
+  --stashed_;
+  ++c.next_expected;
   return message;
 }
 
@@ -217,11 +244,15 @@ Message Runtime::recv_any_or_gone(Tag tag) {
 }
 
 std::optional<Message> Runtime::take_stashed_any(Tag tag) {
-  for (const auto& [key, messages] : stash_) {
-    if (key.second != tag) continue;
-    if (auto stashed = take_stashed(cluster_.task_at(key.first), tag)) return stashed;
+  if (stashed_ == 0) return std::nullopt;
+  std::optional<int> first;  // the first sender by ordinal with its next message here
+  for (const auto& [key, c] : conversations_) {
+    const int peer = static_cast<int>(key >> 16);
+    if (static_cast<Tag>(key & 0xffff) != tag || (first && *first < peer)) continue;
+    if (c.stash.contains(c.next_expected)) first = peer;
   }
-  return std::nullopt;
+  if (!first) return std::nullopt;
+  return take_stashed(cluster_.task_at(*first), tag);
 }
 
 // Every message that arrives is accounted for as it arrives, dropped if it
@@ -240,13 +271,12 @@ Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
     start = arrived;
     if (!admit(message)) continue;
     const TaskId sender = message.from;
-    const std::pair key{cluster_.ordinal(sender), tag};
-    uint64_t& expected = next_expected_[key];
-    if ((!from || sender == *from) && message.sequence == expected) {
-      ++expected;
+    Conversation& c = conversation(cluster_.ordinal(sender), tag);
+    if ((!from || sender == *from) && message.sequence == c.next_expected) {
+      ++c.next_expected;
       return message;
     }
-    stash_[key].emplace(message.sequence, std::move(message));
+    if (c.stash.emplace(message.sequence, std::move(message)).second) ++stashed_;
     if (auto stashed = take_stashed(from.value_or(sender), tag)) return std::move(*stashed);
   }
 }

@@ -27,6 +27,7 @@
 // stopped, on either backend.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -370,13 +371,22 @@ class Runtime {
   std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended
   std::size_t span_limit_ = 20000;
   uint64_t spans_dropped_ = 0;
-  // Sequence numbers: next to send per (receiver, tag), next expected per
-  // (sender, tag); messages that overtook an earlier one wait in the stash.
-  std::map<std::pair<int, Tag>, uint64_t> next_send_;
-  std::map<std::pair<int, Tag>, uint64_t> next_expected_;
-  std::map<std::pair<int, Tag>, std::map<uint64_t, Message>> stash_;
-  // Receives posted and not yet waited for, per (sender, tag).
-  std::map<std::pair<int, Tag>, uint64_t> posted_;
+  // What this task knows of its messages with one peer under one tag.
+  struct Conversation {
+    uint64_t next_send = 0;             // the sequence number of the next one sent
+    uint64_t next_expected = 0;         // of the next one handed over
+    uint64_t posted = 0;                // receives posted and not yet waited for
+    std::map<uint64_t, Message> stash;  // arrived before an earlier one
+  };
+  // Every message goes through one of these: a conversation is found by
+  // one lookup, and a ring member's two without any (the last ones found
+  // are kept; an unordered_map's elements do not move).
+  Conversation& conversation(int peer, Tag tag);
+  // The numbering of a peer that restarted starts again; its postings stay.
+  void restart_conversations(int peer);
+  std::unordered_map<uint64_t, Conversation> conversations_;
+  std::array<std::pair<uint64_t, Conversation*>, 2> recent_{};
+  std::size_t stashed_ = 0;  // messages in every stash
   uint32_t incarnation_ = 0;
   // By ordinal: as of the task's start (empty: all 0), then what messages
   // told (newer lives), and this task's own.
