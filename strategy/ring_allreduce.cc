@@ -1,6 +1,7 @@
 #include "strategy/ring_allreduce.h"
 
 #include <algorithm>
+#include <deque>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -48,12 +49,50 @@ class RingSchedule {
     }
   }
 
+  // The segments that reach this member, one after another in the order
+  // they arrive (for_each_partial_sum's, then for_each_complete_sum's):
+  // a cursor rather than a list, which a member of a ring of a thousand
+  // would hold 2(p - 1) entries of.
+  class Arrivals {
+   public:
+    explicit Arrivals(const RingSchedule& schedule) : s_(schedule) { enter_round(); }
+    bool done() const { return gathering_ && round_ == s_.p_ - 1; }
+    // The segment now: where it belongs in `data`, and whether it is a
+    // partial sum (the reduce-scatter's) rather than a complete one.
+    FloatRange where() const { return segment_of(chunk_, count_, segment_); }
+    bool partial() const { return !gathering_; }
+    void next() {
+      if (++segment_ < count_) return;
+      segment_ = 0;
+      if (++round_ == s_.p_ - 1 && !gathering_) {
+        gathering_ = true;
+        round_ = 0;
+      }
+      if (!done()) enter_round();
+    }
+
+   private:
+    void enter_round() {
+      chunk_ = s_.chunk(gathering_ ? s_.rank_ - round_ : s_.rank_ - round_ - 1);
+      count_ = segment_count(chunk_.size(), s_.segment_floats_);
+    }
+    const RingSchedule& s_;
+    bool gathering_ = false;  // in the all-gather
+    int round_ = 0;
+    FloatRange chunk_ = FloatRange::sized(0);
+    int64_t count_ = 0;
+    int64_t segment_ = 0;
+  };
+
  private:
-  template <class Visit>
-  void for_each_segment(int chunk, Visit visit) const {
+  FloatRange chunk(int chunk) const {
     const int i = wrap(chunk, p_);
     const int64_t begin = part_begin(data_.size(), p_, i);
-    const FloatRange whole = data_.sub(begin, part_begin(data_.size(), p_, i + 1) - begin);
+    return data_.sub(begin, part_begin(data_.size(), p_, i + 1) - begin);
+  }
+  template <class Visit>
+  void for_each_segment(int chunk, Visit visit) const {
+    const FloatRange whole = this->chunk(chunk);
     const int64_t count = segment_count(whole.size(), segment_floats_);
     for (int64_t s = 0; s < count; ++s) visit(segment_of(whole, count, s));
   }
@@ -100,23 +139,28 @@ class AddCosts {
 };
 
 // Segments on a float32 wire, copied as little as Gloo's ring copies them
-// (runtime.h's messages without copies). Every receive is posted before
-// the walk sends anything: partial sums keep buffers of their own, and
-// complete sums land straight in `data`, from where they are passed on, as
-// is this member's own chunk. No region is written before this member is
-// done reading it: a complete sum exists only after every member's values
-// went into it.
+// (runtime.h's messages without copies). Receives are posted ahead of the
+// walk, before anything is sent, so that a transport reads each segment
+// straight into place: partial sums into buffers of their own, complete
+// sums into `data`, from where they are passed on, as is this member's own
+// chunk. No region is written before this member is done reading it: a
+// complete sum exists only after every member's values went into it.
 class Float32Segments {
  public:
+  // A ring of up to 17 members has every receive posted before it sends
+  // anything; a larger one keeps this many posted ahead of its walk, so
+  // that a simulated member of a ring of thousands holds a few kilobytes of
+  // postings, not 2(p - 1) of them.
+  static constexpr std::size_t kPostedAhead = 32;
+
   Float32Segments(Runtime& runtime, const RingSchedule& schedule, TaskId previous, TaskId next,
                   int64_t step)
-      : runtime_(runtime), next_(next), header_(make_message(Tag::kRing, step, 0, nullptr)) {
-    schedule.for_each_partial_sum([&](FloatRange mine, bool) {
-      posted_.push_back(runtime_.post_recv(previous, Tag::kRing, FloatRange::sized(mine.size())));
-    });
-    schedule.for_each_complete_sum([&](FloatRange sum, bool) {
-      posted_.push_back(runtime_.post_recv(previous, Tag::kRing, sum));
-    });
+      : runtime_(runtime),
+        previous_(previous),
+        next_(next),
+        header_(make_message(Tag::kRing, step, 0, nullptr)),
+        arrivals_(schedule) {
+    post_ahead();
   }
 
   void send_own(FloatRange own) { runtime_.send_borrowed(next_, header_, own); }
@@ -124,7 +168,7 @@ class Float32Segments {
   // The partial sum is added to in its own buffer and passed on as it is;
   // the sum that completes the chunk is made in `mine` and sent from there.
   void add_and_pass_on(FloatRange mine, bool completes) {
-    Message sum = runtime_.wait(posted_[arrived_++]);
+    Message sum = arrive();
     const bool values = mine.has_values() && !sum.values.empty();
     runtime_.compute(add_costs_.of(mine.size()), [&] {
       if (!values) return;
@@ -142,7 +186,7 @@ class Float32Segments {
   }
 
   void keep_sum(FloatRange sum, bool pass_on) {
-    runtime_.wait(posted_[arrived_++]);
+    arrive();
     if (pass_on) runtime_.send_borrowed(next_, header_, sum);
   }
 
@@ -150,11 +194,27 @@ class Float32Segments {
   void finish() { runtime_.wait_sends(); }
 
  private:
+  void post_ahead() {
+    for (; !arrivals_.done() && posted_.size() < kPostedAhead; arrivals_.next()) {
+      const FloatRange where = arrivals_.where();
+      posted_.push_back(runtime_.post_recv(
+          previous_, Tag::kRing, arrivals_.partial() ? FloatRange::sized(where.size()) : where));
+    }
+  }
+  // The next segment, received where it was posted; one more posted.
+  Message arrive() {
+    Message message = runtime_.wait(posted_.front());
+    posted_.pop_front();
+    post_ahead();
+    return message;
+  }
+
   Runtime& runtime_;
+  TaskId previous_;
   TaskId next_;
   Message header_;
-  std::vector<PostedReceive> posted_;  // in the order of arrival
-  std::size_t arrived_ = 0;
+  RingSchedule::Arrivals arrivals_;   // the next to post
+  std::deque<PostedReceive> posted_;  // in the order of arrival
   AddCosts add_costs_;
 };
 

@@ -98,3 +98,20 @@ TEST_CASE("the ring sums each chunk in ring order, rounded at every hop on a hal
     CHECK(results[rank] == expected);
   }
 }
+
+TEST_CASE("a ring with more segments than it posts ahead sums as a short one") {
+  // 20 members, 50-float chunks in 8 segments: 304 arrivals, posted 32 at a
+  // time as the walk goes (Float32Segments::kPostedAhead).
+  const int p = 20;
+  const int64_t segment_floats = 7;
+  const int64_t n = 1001;
+  const auto results = ring_results(p, n, segment_floats, GradientType::kFloat32);
+  std::vector<uint32_t> expected;
+  for (const float v : expected_sums(p, n, segment_floats, GradientType::kFloat32)) {
+    expected.push_back(std::bit_cast<uint32_t>(v));
+  }
+  for (int rank = 0; rank < p; ++rank) {
+    CAPTURE(rank);
+    CHECK(results[rank] == expected);
+  }
+}
