@@ -35,6 +35,7 @@ struct Options {
   double bandwidth_gbps = 10;
   std::string send = "wait";
   double reduce_flops_per_float = 0;
+  double add_us = 0;
 };
 
 // How a send is handed off; none blocks the sender until the receiver comes.
@@ -62,6 +63,7 @@ struct Ring {
   int steps = 0;
   SendMode mode = SendMode::kWait;
   double reduce_flops_per_float = 0;
+  double add_seconds = 0;
   std::vector<uint64_t> chunk_bytes;  // chunk i of the buffer
   std::vector<sg4::Mailbox*> mailboxes;
 };
@@ -82,6 +84,9 @@ void ring_member(const Ring& ring, int rank) {
       next->put_init(&dummy_payload, ring.chunk_bytes[send_chunk])->detach();
       mine->get<char>();
     }
+    // The addition, timed as ./simulate times it on a host of the task's
+    // own: a sleep, between the arrival and the next send.
+    if (reduce && ring.add_seconds > 0) sg4::this_actor::sleep_for(ring.add_seconds);
     if (reduce && ring.reduce_flops_per_float > 0) {
       sg4::this_actor::execute(ring.reduce_flops_per_float *
                                static_cast<double>(ring.chunk_bytes[recv_chunk] / 4));
@@ -138,6 +143,11 @@ int main(int argc, char** argv) {
                  "if > 0, each reduce-scatter round also executes this many flops per received "
                  "float on a 1 Gflop/s host (as a simulated reduction would)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--add-us", o.add_us,
+                 "if > 0, each reduce-scatter round also sleeps this many microseconds after its "
+                 "receive, before its send: the addition as ./simulate times it on a host of the "
+                 "task's own (bench/simulate_scale.sh passes the scenario's)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   if (o.bytes % 4 != 0) {
     std::fprintf(stderr, "error: --bytes %lld is not a multiple of 4 (a buffer of floats)\n",
@@ -187,6 +197,7 @@ int main(int argc, char** argv) {
               : o.send == "eager" ? SendMode::kEager
                                   : SendMode::kWait;
   ring.reduce_flops_per_float = o.reduce_flops_per_float;
+  ring.add_seconds = o.add_us * 1e-6;
   const int64_t floats = o.bytes / 4;
   for (int i = 0; i < p; ++i) {
     ring.chunk_bytes.push_back(4 * static_cast<uint64_t>(floats / p + (i < floats % p ? 1 : 0)));
@@ -208,15 +219,17 @@ int main(int argc, char** argv) {
   const double cpu = cpu_seconds() - cpu_start;
   const double simulated = sg4::Engine::get_clock();
 
-  // Every round costs one latency plus a chunk at the link's bandwidth.
-  const double model_per_step =
-      2.0 * (p - 1) * latency + 2.0 * (p - 1) / p * static_cast<double>(o.bytes) / bandwidth;
+  // Every round costs one latency plus a chunk at the link's bandwidth, and
+  // each of the reduce-scatter's its addition.
+  const double model_per_step = 2.0 * (p - 1) * latency +
+                                2.0 * (p - 1) / p * static_cast<double>(o.bytes) / bandwidth +
+                                (p - 1) * ring.add_seconds;
   const uint64_t messages = 2ull * p * (p - 1) * o.steps;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
       "{\"workers\":%d,\"bytes\":%lld,\"steps\":%d,\"messages\":%llu,\"send\":\"%s\","
-      "\"latency_us\":%.17g,\"bandwidth_gbps\":%.17g,"
+      "\"latency_us\":%.17g,\"bandwidth_gbps\":%.17g,\"add_us\":%.17g,"
       "\"simulated_seconds\":%.17g,\"model_seconds\":%.17g,"
       "\"simulated_seconds_per_step\":%.17g,\"model_seconds_per_step\":%.17g,"
       "\"setup_seconds\":%.6f,\"wall_seconds\":%.6f,\"wall_seconds_per_step\":%.6f,"
@@ -224,7 +237,7 @@ int main(int argc, char** argv) {
       "\"worker_steps_per_wall_second\":%.6g,\"messages_per_wall_second\":%.6g,"
       "\"peak_rss_kib\":%ld}\n",
       p, static_cast<long long>(o.bytes), o.steps, static_cast<unsigned long long>(messages),
-      o.send.c_str(), o.latency_us, o.bandwidth_gbps, simulated, model_per_step * o.steps,
+      o.send.c_str(), o.latency_us, o.bandwidth_gbps, o.add_us, simulated, model_per_step * o.steps,
       simulated / o.steps, model_per_step, setup_seconds, wall, wall / o.steps, cpu,
       wall > 0 ? static_cast<double>(p) * o.steps / wall : 0.0,
       wall > 0 ? static_cast<double>(messages) / wall : 0.0, usage.ru_maxrss);

@@ -35,6 +35,13 @@
 #                        ./simulate uses, so that the ratio is distlab's own
 #                        cost), or wait (put_async waited for after the
 #                        receive: SimGrid's fastest ring, a rendezvous)
+#   --bare-adds yes|no   whether each reduce-scatter round of the bare ring
+#                        also sleeps for its addition, as ./simulate times it
+#                        (default yes: the median "ring reduce" span of
+#                        simulate's timeline at that size, so that both
+#                        simulate the same events; no: messages alone)
+#   --add-us X           the bare ring's addition, microseconds (instead of
+#                        simulate's)
 #   --bare-only          run the bare ring alone (N from --bytes, default 373504)
 #   --build-dir DIR      binaries from DIR, built there with cmake --build
 #                        (default build/, built with tools/build)
@@ -52,6 +59,8 @@ latency_us=""
 bandwidth_gbps=""
 bare_only=0
 bare_send=eager
+bare_adds=yes
+add_us=""
 build=1
 build_dir=""
 sizes=()
@@ -74,6 +83,8 @@ while [ $# -gt 0 ]; do
     --bare-send) bare_send=${2:?--bare-send needs eager or wait}; shift 2 ;;
     --bandwidth-gbps) bandwidth_gbps=${2:?}; shift 2 ;;
     --bare-only) bare_only=1; shift ;;
+    --bare-adds) bare_adds=${2:?--bare-adds needs yes or no}; shift 2 ;;
+    --add-us) add_us=${2:?}; shift 2 ;;
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -94,6 +105,8 @@ for k in "${!steps_at[@]}"; do
 done
 [ -z "$steps_all" ] || is_int "$steps_all" || die "--steps: not an integer: $steps_all"
 [ -z "$bytes" ] || is_int "$bytes" || die "--bytes: not an integer: $bytes"
+case "$bare_adds" in yes | no) ;; *) die "--bare-adds: yes or no, not $bare_adds" ;; esac
+[ -z "$add_us" ] || [[ "$add_us" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--add-us: not a number: $add_us"
 
 steps_for() {
   local p=$1
@@ -193,10 +206,11 @@ records=$work/records.jsonl
 
 # One bare ring run: appends its record.
 run_bare() {
-  local p=$1 s=$2 n=$3 round=$4
+  local p=$1 s=$2 n=$3 round=$4 add=${5:-0}
   local out=$work/bare.json rss=$work/bare.rss
   if ! timed "$rss" "$bare_bin" --workers "$p" --bytes "$n" --steps "$s" --send "$bare_send" \
-      --latency-us "$latency_us" --bandwidth-gbps "$bandwidth_gbps" >"$out" 2>"$work/bare.err"; then
+      --latency-us "$latency_us" --bandwidth-gbps "$bandwidth_gbps" --add-us "$add" \
+      >"$out" 2>"$work/bare.err"; then
     cat "$work/bare.err" >&2
     die "bare_ring failed at P=$p"
   fi
@@ -207,12 +221,14 @@ rss = int(open(sys.argv[2]).read().split()[-1])
 print(json.dumps({"kind": "bare", "workers": r["workers"], "round": int(sys.argv[3]),
                   "steps": r["steps"], "bytes": r["bytes"], "messages": r["messages"],
                   "wall_seconds": r["wall_seconds"], "cpu_seconds": r.get("cpu_seconds"),
+                  "add_us": r.get("add_us", 0),
                   "simulated_seconds": r["simulated_seconds"],
                   "model_seconds": r["model_seconds"], "peak_rss_kib": rss}))
 EOF
 }
 
-# One ./simulate run: appends its record and prints the model's bytes.
+# One ./simulate run: appends its record and prints the model's bytes and
+# the median time of its ring's additions in microseconds (0 if none).
 run_sim() {
   local p=$1 s=$2 round=$3
   local dir=$work/run-$p-$round rss=$work/sim.rss
@@ -221,9 +237,13 @@ run_sim() {
     cat "$work/sim.out" "$work/sim.err" >&2
     die "simulate failed at P=$p"
   fi
-  "$py" - "$dir/summary.json" "$rss" "$round" "$p" "$s" >>"$records" <<'EOF'
-import json, sys
+  "$py" - "$dir/summary.json" "$rss" "$round" "$p" "$s" "$dir/timeline.json" >>"$records" <<'EOF'
+import json, os, statistics, sys
 r = json.load(open(sys.argv[1]))
+adds = []
+if os.path.exists(sys.argv[6]):
+    adds = [e["dur"] for e in json.load(open(sys.argv[6])).get("traceEvents", [])
+            if e.get("name") == "ring reduce" and e.get("ph") == "X"]
 rss = int(open(sys.argv[2]).read().split()[-1])
 p, s = int(sys.argv[4]), int(sys.argv[5])
 if r.get("replicas") not in (None, p) or r.get("steps") not in (None, s):
@@ -235,10 +255,12 @@ print(json.dumps({"kind": "simulate", "workers": p, "round": int(sys.argv[3]), "
                   "process_wall_seconds": r["wall_seconds"],
                   "simulated_seconds": r.get("simulated_seconds"),
                   "bytes_sent": sum(t.get("bytes_sent", 0) for t in r.get("tasks", [])),
+                  "add_us": statistics.median(adds) if adds else 0,
                   "peak_rss_kib": rss}))
 EOF
   rm -rf "$dir"
-  tail -n 1 "$records" | "$py" -c 'import json, sys; print(json.load(sys.stdin)["bytes"] or "")'
+  tail -n 1 "$records" |
+    "$py" -c 'import json, sys; r = json.load(sys.stdin); print(r["bytes"] or "", r["add_us"])'
 }
 
 show_round() {
@@ -251,24 +273,27 @@ for line in sys.stdin:
         r["peak_rss_kib"] / 1024), flush=True)'
 }
 
-echo "bare ring links: ${latency_us} us, ${bandwidth_gbps} Gbit/s, sends: ${bare_send}; $rounds rounds; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bare ring links: ${latency_us} us, ${bandwidth_gbps} Gbit/s, sends: ${bare_send}, additions: ${bare_adds}; $rounds rounds; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in "${sizes[@]}"; do
   s=$(steps_for "$p")
   n=$bytes
+  add=$add_us  # the bare ring's addition: learned from the first simulate run
+  [ "$bare_adds" = yes ] || add=0
   for ((round = 1; round <= rounds; round++)); do
     if [ "$bare_only" = 1 ]; then
-      run_bare "$p" "$s" "${n:-373504}" "$round"
+      run_bare "$p" "$s" "${n:-373504}" "$round" "${add:-0}"
       show_round 1
-    elif [ -z "$n" ] || ((round % 2 == 1)); then
-      learned=$(run_sim "$p" "$s" "$round")
+    elif [ -z "$n" ] || [ -z "$add" ] || ((round % 2 == 1)); then
+      read -r learned learned_add < <(run_sim "$p" "$s" "$round")
       if [ -z "$n" ]; then
         [ -n "$learned" ] || die "summary.json has no model_bytes: pass --bytes"
         n=$learned
       fi
-      run_bare "$p" "$s" "$n" "$round"
+      [ -n "$add" ] || add=$learned_add
+      run_bare "$p" "$s" "$n" "$round" "$add"
       show_round 2
     else
-      run_bare "$p" "$s" "$n" "$round"
+      run_bare "$p" "$s" "$n" "$round" "$add"
       run_sim "$p" "$s" "$round" >/dev/null
       show_round 2
     fi
@@ -303,6 +328,7 @@ for p in sizes:
         }
         if kind == "bare":
             row[kind]["messages"] = rs[0]["messages"]
+            row[kind]["add_us"] = rs[0].get("add_us", 0)
             row[kind]["model_seconds_per_step"] = rs[0]["model_seconds"] / steps
             row[kind]["cpu_seconds_per_step"] = statistics.median(
                 r["cpu_seconds"] / r["steps"] for r in rs)
@@ -323,13 +349,14 @@ def fmt(x, spec):
 
 
 print()
-print("| P | steps | bare ring s/step | simulate s/step | simulate / bare "
-      "| bare worker-steps/s | simulate worker-steps/s | bare peak RSS MiB "
+print("| P | steps | bare ring's addition us | bare ring s/step | simulate s/step "
+      "| simulate / bare | bare worker-steps/s | simulate worker-steps/s | bare peak RSS MiB "
       "| simulate peak RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for row in rows:
     b, s = row.get("bare", {}), row.get("simulate", {})
     print(f"| {row['workers']} | {b.get('steps', s.get('steps'))} "
+          f"| {fmt(b.get('add_us'), '.2f')} "
           f"| {fmt(b.get('wall_seconds_per_step'), '.4f')} "
           f"| {fmt(s.get('wall_seconds_per_step'), '.4f')} "
           f"| {fmt(row.get('ratio'), '.2f')} "
