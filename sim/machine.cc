@@ -460,6 +460,7 @@ void CatalogReader::read_machines(const ConfigNode& root, bool required) {
       m.description = base_name;
     } else {
       m = machine_of_platform(e);
+      m.instance_type = name;
     }
     m.name = name;
 

@@ -74,6 +74,9 @@ struct GpuType {
 struct MachineType {
   std::string name;         // "n1-standard-4", "complex_model_m_gpu"...
   std::string description;  // where the figures come from, in a few words
+  // The machine type a cloud rents it as: its own name, or its base's for
+  // a type that adds GPUs to one (complex_model_m_gpu: n1-standard-16).
+  std::string instance_type;
   int vcpus = 0;
   double memory_bytes = 0;
   double cpu_peak_flops = 0;  // FP32 FLOP/s of all vCPUs together
