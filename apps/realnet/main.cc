@@ -2,18 +2,26 @@
 // (--role/--index with --cluster, or TF_CONFIG), or every task of a
 // scenario on this machine (--launch).
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/realnet/job_spec.h"
 #include "apps/realnet/launcher.h"
+#include "apps/realnet/real_scenario.h"
 #include "apps/realnet/task_process.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/kept_memory.h"
+#include "common/shipped_files.h"
+#include "net/wire/handshake.h"
 #include "nn/kernels/kernels.h"
 #include "run/provenance.h"
+#include "sim/machine.h"
 
 namespace {
 
@@ -21,6 +29,10 @@ using namespace distlab;
 
 struct Options {
   std::string launch;
+  std::vector<std::string> emit;  // KIND SCENARIO
+  std::string image;
+  std::string job_name;
+  std::string output;
   std::vector<std::string> sets;
   std::vector<std::string> unsets;
   std::string out;
@@ -33,6 +45,60 @@ struct Options {
   std::string crash_task_before_finished;  // --launch's fault injection (tests)
 };
 
+// The scenario's path from the project folder, which the image holds
+// (the Dockerfile copies it whole); InputError for a file elsewhere.
+std::string path_in_image(const std::string& scenario) {
+  namespace fs = std::filesystem;
+  const fs::path project = fs::weakly_canonical(shipped_files_folder());
+  const fs::path file = fs::weakly_canonical(scenario);
+  const fs::path relative = file.lexically_relative(project);
+  if (relative.empty() || *relative.begin() == "..") {
+    throw InputError("--emit: " + scenario + " is outside the project folder " + project.string() +
+                     ", which is what the image holds: copy it under scenarios/ and build the "
+                     "image again");
+  }
+  return relative.string();
+}
+
+// ./realnet --emit KIND SCENARIO: the job description on stdout.
+int emit_command(const Options& o, const std::vector<run::Override>& overrides) {
+  realnet::JobSpecOptions spec;
+  spec.kind = realnet::job_kind(o.emit.at(0));
+  const std::string& path = o.emit.at(1);
+  const run::Scenario scenario = realnet::load_real_scenario(path, overrides);
+  spec.scenario_in_image = path_in_image(path);
+  spec.unsets = o.unsets;
+  spec.sets = o.sets;
+  if (o.seed) spec.sets.push_back("seed=" + std::to_string(*o.seed));
+  if (o.checkpoint_every) {
+    spec.sets.push_back("checkpoint.every_steps=" + std::to_string(*o.checkpoint_every));
+  }
+  spec.name = o.job_name.empty() ? realnet::job_name_from(scenario.name)
+                                 : realnet::job_name_from(o.job_name);
+  spec.image = o.image;
+  spec.project_folder = std::filesystem::weakly_canonical(shipped_files_folder()).string();
+  spec.output = o.output;
+  spec.secret = o.task.secret;
+  if (spec.secret.empty()) {
+    if (const char* secret = std::getenv("DISTLAB_SECRET")) spec.secret = secret;
+  }
+  if (spec.secret.empty()) {
+    static const char* kHex = "0123456789abcdef";
+    for (const std::byte b : net::make_nonce()) {
+      spec.secret += kHex[std::to_integer<int>(b) >> 4];
+      spec.secret += kHex[std::to_integer<int>(b) & 15];
+    }
+  }
+  const std::string text = realnet::job_spec(scenario, sim::MachineCatalog::load_default(), spec);
+  std::cout << text << std::flush;
+  if (!o.task.quiet) {
+    std::cerr << "./realnet: wrote the " << realnet::job_kind_name(spec.kind) << " job '"
+              << spec.name << "' (" << scenario.cluster.spec.task_count()
+              << " tasks); it holds the cluster's secret: keep the file private\n";
+  }
+  return 0;
+}
+
 int realnet_command(Options& o) {
   std::vector<run::Override> overrides;
   for (const std::string& key : o.unsets) overrides.push_back(run::parse_unset(key));
@@ -40,6 +106,12 @@ int realnet_command(Options& o) {
   if (o.seed) overrides.push_back({"seed", std::to_string(*o.seed)});
   if (o.checkpoint_every) {
     overrides.push_back({"checkpoint.every_steps", std::to_string(*o.checkpoint_every)});
+  }
+  if (!o.emit.empty()) {
+    if (!o.launch.empty() || !o.task.scenario.empty()) {
+      throw InputError("--emit takes its own scenario: leave out --launch and --scenario");
+    }
+    return emit_command(o, overrides);
   }
   if (!o.launch.empty()) {
     realnet::LaunchOptions launch{.scenario = o.launch,
@@ -94,6 +166,21 @@ void add_launcher_options(CLI::App& app, realnet::TaskProcessOptions& task) {
 
 void add_options(CLI::App& app, Options& o) {
   app.add_option("--launch", o.launch, "run every task of this scenario as a local process");
+  app.add_option("--emit", o.emit,
+                 "KIND SCENARIO: write a ready-to-submit job of the scenario's cluster to\n"
+                 "stdout, every task running the image's ./realnet with its TF_CONFIG and\n"
+                 "the secret: compose (every task on this host, to check before paying),\n"
+                 "k8s (a Secret, a Service and a Job per task) or vertex (a Vertex AI\n"
+                 "custom job's worker pools); --set and --unset go into every task's command")
+      ->expected(2);
+  app.add_option("--image", o.image,
+                 "with --emit: the image every task runs (needed for k8s and vertex; compose\n"
+                 "builds the project's Dockerfile)");
+  app.add_option("--job-name", o.job_name,
+                 "with --emit: the job's name (default: the scenario's file name)");
+  app.add_option("--output", o.output,
+                 "with --emit vertex: gs://BUCKET/FOLDER, where the chief writes its run "
+                 "directory");
   app.add_option("--scenario", o.task.scenario, "the scenario this task belongs to");
   app.add_option("--role", o.task.role, "chief, worker or ps (with --cluster)");
   app.add_option("--index", o.task.index, "the task's index within its role (with --cluster)");
@@ -172,6 +259,8 @@ int main(int argc, char** argv) {
       "  ./realnet --role worker --index 0 --cluster cluster.yaml --scenario scenarios/X.yaml\n"
       "  TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": \"worker\", \"index\": 0}}' \\\n"
       "    ./realnet --scenario scenarios/X.yaml --secret \"$SECRET\"\n"
+      "  ./realnet --emit compose scenarios/ps_4workers.yaml > job.yaml\n"
+      "  ./realnet --emit k8s scenarios/ps_4workers.yaml --image REGISTRY/distlab > job.yaml\n"
       "Batch: training.batch_size is the global batch of allreduce and mirrored, split\n"
       "among the replicas as Keras splits it, and each parameter-server worker's own.\n"
       "Without --cluster the task reads TF_CONFIG, as TensorFlow jobs on Vertex AI,\n"

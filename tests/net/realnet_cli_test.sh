@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./realnet as a user meets it: a launch to the end, the PS's updates equal
 # to the workers' pushes, a task that dies, a peer that never comes, a
-# stranger that sends garbage, and bad input.
+# stranger that sends garbage, bad input, and job descriptions (--emit).
 # Usage: realnet_cli_test.sh REALNET SOURCE_DIR
 set -euo pipefail
 realnet=$1 src=$2
@@ -177,5 +177,27 @@ set -e
 check "a peer that disappears fails its partner" test "$status" -eq 1
 check "... with the task, the peer, the operation and the tag" \
   bash -c "grep -q 'chief:0: while waiting for a ring message' '$work/chief.err' && grep -q 'worker:0' '$work/chief.err'"
+
+# --emit: job descriptions for real nodes (their content: tests/realnet).
+"$realnet" --emit compose "$src/scenarios/ps_4workers.yaml" --quiet >"$work/compose.yaml"
+check "--emit compose writes a compose file of every task" "$py" - "$work/compose.yaml" <<'PY'
+import sys, yaml
+services = yaml.safe_load(open(sys.argv[1]))["services"]
+assert sorted(services) == ["ps-4workers-chief-0", "ps-4workers-ps-0"] + [
+    f"ps-4workers-worker-{i}" for i in range(4)], sorted(services)
+PY
+set +e
+"$realnet" --emit k8s "$src/scenarios/ps_4workers.yaml" >/dev/null 2>"$work/err"; status=$?
+set -e
+check "--emit k8s without --image exits 2" test "$status" -eq 2
+check "... saying what to give" contains "$work/err" "needs --image"
+mkdir -p "$work/elsewhere"
+cp "$src/scenarios/ps_4workers.yaml" "$work/elsewhere/"
+cp -r "$src/scenarios/models" "$work/elsewhere/"
+set +e
+"$realnet" --emit compose "$work/elsewhere/ps_4workers.yaml" >/dev/null 2>"$work/err"; status=$?
+set -e
+check "--emit of a scenario outside the project (not in the image) exits 2" test "$status" -eq 2
+check "... saying to copy it under scenarios/" contains "$work/err" "copy it under scenarios/"
 
 exit $failures
