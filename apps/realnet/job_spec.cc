@@ -156,8 +156,9 @@ std::string compose_spec(const run::Scenario& scenario, const sim::MachineCatalo
     service["environment"]["TF_CONFIG"] = tf_config(o.name, spec, task, o.port);
     service["environment"]["DISTLAB_SECRET"] = o.secret;
     service["networks"].push_back(o.name);
-    // A task that dies comes back, as a platform's restart policy brings it.
-    service["restart"] = "on-failure";
+    // A task that dies comes back (three times at most), as a platform's
+    // restart policy brings it.
+    service["restart"] = "on-failure:3";
     services[host_of(o.name, task)] = service;
   }
   file["services"] = services;
@@ -166,7 +167,7 @@ std::string compose_spec(const run::Scenario& scenario, const sim::MachineCatalo
       {file}, comment({
                   "docker compose: every task of " + scenario.name +
                       " on this host, on a network of its own.",
-                  "  docker compose -f FILE up --abort-on-container-exit",
+                  "  docker compose -f FILE up   (it returns once every task has ended)",
                   "The chief writes its run directory to ./runs/" + o.name + " beside this file.",
                   "This file holds the cluster's secret: keep it private.",
               }));

@@ -116,6 +116,7 @@ TEST_CASE("a compose job runs every task on one network with its own TF_CONFIG")
     const YAML::Node& service = entry.second;
     CAPTURE(host);
     CHECK(service["hostname"].as<std::string>() == host);
+    CHECK(service["restart"].as<std::string>() == "on-failure:3");
     CHECK(service["build"].as<std::string>() == kSource);
     CHECK(service["networks"][0].as<std::string>() == "ps-4workers");
     CHECK(file["networks"]["ps-4workers"].IsDefined());
