@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "nn/keras_model.h"
 #include "nn/layers/average_pool2d.h"
 #include "nn/layers/batch_norm.h"
 #include "nn/layers/branches.h"
@@ -336,7 +338,20 @@ ModelSpec parse_model_spec(const ConfigNode& root) {
 }
 
 ModelSpec load_model_spec(const std::string& path) {
+  if (names_keras_model(path)) {
+    const std::string file = keras_model_path(path);
+    return parse_model_spec(ConfigNode::from_node(keras_model_spec(file), file));
+  }
   return parse_model_spec(ConfigNode::load_file(path));
+}
+
+std::string model_spec_text(const std::string& path) {
+  if (names_keras_model(path)) {
+    YAML::Emitter out;
+    out << keras_model_spec(keras_model_path(path));
+    return std::string(out.c_str()) + "\n";
+  }
+  return read_file_text(path);
 }
 
 std::unique_ptr<Sequential> build_network(const ModelSpec& spec) {

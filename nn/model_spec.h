@@ -56,7 +56,12 @@ struct ModelSpec {
   ConfigNode layers;  // the `layers:` list, checked on load
 };
 
+// A spec's file, or a Keras model's JSON ("keras:PATH", or a path ending in
+// .json: keras_model.h), imported as the spec of the same network.
 ModelSpec load_model_spec(const std::string& path);
+// The spec's text as a model file keeps it (checkpoint/): the file's, or
+// the YAML of an imported Keras model.
+std::string model_spec_text(const std::string& path);
 // For specs embedded in another document (a scenario's `model:` key).
 ModelSpec parse_model_spec(const ConfigNode& root);
 
