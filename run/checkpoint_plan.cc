@@ -6,6 +6,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "nn/model_spec.h"
 
 namespace distlab::run {
 
@@ -21,7 +22,7 @@ strategy::CheckpointPlan plan_checkpoints(const Scenario& scenario,
   if (!request.run_directory.empty()) {
     plan.folder = checkpoint_folder(request.run_directory);
     plan.model_file = (std::filesystem::path(request.run_directory) / "model.safetensors").string();
-    plan.model_spec_yaml = read_file_text(scenario.model_path);
+    plan.model_spec_yaml = nn::model_spec_text(scenario.model_path);
   }
   plan.facts = {.scenario = scenario.name,
                 .strategy = strategy_label(scenario),

@@ -9,6 +9,7 @@
 
 #include "common/config_node.h"
 #include "common/error.h"
+#include "nn/keras_model.h"
 #include "run/input_pipeline_config.h"
 #include "run/scenario_limits.h"
 #include "run/step_time_spread.h"
@@ -423,7 +424,16 @@ void check_analytic_collectives(const ConfigNode& root, const Scenario& s) {
 
 std::string resolve_model(const ConfigNode& root, const std::string& scenario_path) {
   const ConfigNode node = root.at("model");
-  const fs::path model = non_empty(node);
+  const std::string given = non_empty(node);
+  // keras:PATH names a Keras model (nn/keras_model.h), which is told by
+  // its .json or .keras.
+  if (nn::names_keras_model(given) && !nn::keras_model_path(given).ends_with(".json") &&
+      !nn::keras_model_path(given).ends_with(".keras")) {
+    node.fail(
+        "a Keras model is the JSON of model.to_json() (a .json file) or a model.save() "
+        "(a .keras file)");
+  }
+  const fs::path model = nn::keras_model_path(given);
   const fs::path resolved =
       model.is_absolute() ? model : (fs::path(scenario_path).parent_path() / model);
   std::error_code ec;

@@ -5,7 +5,7 @@
 // simulation can honour (machine types, network figures).
 //
 //   description: Chicago taxi tips, asynchronous parameter server
-//   model: models/taxi_wide_deep.yaml     # relative to this file
+//   model: models/taxi_wide_deep.yaml     # relative to this file; keras:PATH: a Keras model
 //   data: synthetic-taxi:20000            # a data source name (nn/data/data_source.h)
 //   seed: 0
 //   fidelity: full                        # full | timing

@@ -12,6 +12,9 @@
 #include "common/error.h"
 #include "common/progress.h"
 #include "common/version.h"
+#include "nn/keras_model.h"
+#include "nn/model_spec.h"
+#include "nn/model_summary.h"
 #include "run/run_files.h"
 #include "run/scenario.h"
 #include "sim/compute_model.h"
@@ -179,6 +182,11 @@ int simulate_command(const Options& o) {
   const std::string& dir = out.path;
   if (!o.quiet) {
     std::printf("simulating %s: %s\n", scenario.name.c_str(), scenario.description.c_str());
+    // An imported model's layers, as Keras' model.summary() shows them.
+    if (nn::names_keras_model(scenario.model_path)) {
+      const nn::ModelSpec spec = nn::load_model_spec(scenario.model_path);
+      std::printf("%s", nn::model_summary(spec.name, *nn::build_network(spec)).c_str());
+    }
     std::fflush(stdout);
   }
   SimulationDisplay display(o.quiet);

@@ -7,6 +7,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "nn/model_spec.h"
 
 namespace distlab::train {
 namespace {
@@ -101,7 +102,7 @@ std::string restore(const Options& o, Model& model, Trainer& trainer) {
 void save_model(const std::filesystem::path& dir, const Options& o, Model& model,
                 const Trainer& trainer) {
   checkpoint::save_model_file((dir / "model.safetensors").string(), model,
-                              info_of(o, model, trainer.position()), read_file_text(o.model));
+                              info_of(o, model, trainer.position()), nn::model_spec_text(o.model));
 }
 
 }  // namespace distlab::train

@@ -18,7 +18,9 @@ using train::Options;
 
 void add_options(CLI::App& app, Options& o) {
   app.add_option("model", o.model,
-                 "model spec (YAML); default: the lab CNN, scenarios/models/mnist_cnn.yaml");
+                 "model spec (YAML), or a Keras model: keras:PATH, the JSON of model.to_json()\n"
+                 "or a .keras file (its layers are printed as model.summary() prints them);\n"
+                 "default: the lab CNN, scenarios/models/mnist_cnn.yaml");
   app.add_option("--data", o.data, "data source (see below)")->capture_default_str();
   auto* epochs = app.add_option("--epochs", o.epochs, "passes over the training set")
                      ->capture_default_str()
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
       "  ./train --steps 1000                            1000 batches, as --train-steps=1000\n"
       "  ./train scenarios/models/cifar10_mlp.yaml --data synthetic:20000\n"
       "  ./train scenarios/models/taxi_wide_deep.yaml --data synthetic-taxi:50000\n"
+      "  ./train keras:my_model.json --epochs 1         a Keras model as it is\n"
       "  ./train --epochs 1 --checkpoint-every 1 --out runs/t && ./train --resume runs/t --out "
       "runs/t\n"
       "  ./train --evaluate runs/t                       the saved model on its test split\n"

@@ -20,8 +20,10 @@
 #include "common/sha256.h"
 #include "common/version.h"
 #include "nn/data/data_source.h"
+#include "nn/keras_model.h"
 #include "nn/kernels/kernels.h"
 #include "nn/model.h"
+#include "nn/model_summary.h"
 #include "nn/threads.h"
 #include "nn/trainer.h"
 #include "run/out_directory.h"
@@ -191,6 +193,10 @@ bool TrainingRun::more() const {
 
 void TrainingRun::print_plan() const {
   const ModelSpec& spec = model_.spec();
+  // An imported model's layers, as Keras' model.summary() shows them.
+  if (nn::names_keras_model(o_.model)) {
+    std::printf("%s", nn::model_summary(spec.name, model_.network()).c_str());
+  }
   std::printf("training %s (%lld parameters) on %s: %lld examples, batch %d, %s, %s kernels\n",
               spec.name.c_str(), static_cast<long long>(model_.parameter_count()), o_.data.c_str(),
               static_cast<long long>(data_.train.size()), spec.batch_size,

@@ -102,4 +102,17 @@ check "... saying so" grep -q "no such file or folder" "$work/err"
   >"$work/out" 2>"$work/err"
 check "a checkpoint of another model exits 2" test $? -eq 2
 
+
+# A Keras model as it is (tests/data/keras): its layer table, then training.
+"$train" "keras:$src/tests/data/keras/tfjs_mnist_cnn.json" --data synthetic:600 --steps 2 \
+  --out "$work/keras" >"$work/out" 2>"$work/err"
+check "a Keras export trains" test $? -eq 0
+check "... after its layer table, with Keras' parameter count" \
+  bash -c "grep -q 'Layer (type)' '$work/out' && grep -q 'Total params: 93322' '$work/out'"
+sed 's/"Flatten"/"LSTM"/' "$src/tests/data/keras/tfjs_mnist_cnn.json" >"$work/lstm.json"
+"$train" "$work/lstm.json" --data synthetic:600 --steps 2 >"$work/out" 2>"$work/err"
+check "a Keras layer distlab does not have exits 2" test $? -eq 2
+check "... naming the file, the layer, its class and its position" \
+  bash -c "grep -q 'lstm.json: layer 6 .* (LSTM)' '$work/err'"
+
 exit $((failures > 0))
