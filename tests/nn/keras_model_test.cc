@@ -143,3 +143,34 @@ TEST_CASE("What distlab cannot build is refused with the layer's name, class and
                              std::filesystem::copy_options::overwrite_existing);
   CHECK_THAT(refusal(json_file + ".keras"), Catch::Contains("not a zip archive"));
 }
+
+TEST_CASE("Poolings, strides, dropouts and activations as layers map to distlab layers") {
+  // The lab CNN with average pooling, a strided same-padded convolution,
+  // a dropout and its first convolution's relu as a layer of its own.
+  const std::string variant = edited("tfjs_mnist_cnn.json", [](nlohmann::json& d) {
+    auto& layers = d["config"]["layers"];
+    layers[1]["class_name"] = "AveragePooling2D";
+    layers[2]["config"]["strides"] = {2, 2};
+    layers[2]["config"]["padding"] = "same";
+    layers[0]["config"]["activation"] = "linear";
+    layers.insert(layers.begin() + 1, nlohmann::json::parse(
+                                          R"({"class_name": "Activation",
+                                              "config": {"name": "act", "activation": "relu"}})"));
+    layers.insert(layers.end() - 1, nlohmann::json::parse(
+                                        R"({"class_name": "Dropout",
+                                            "config": {"name": "drop", "rate": 0.25}})"));
+  });
+  const YAML::Node spec = keras_model_spec(variant);
+  const YAML::Node layers = spec["layers"];
+  CHECK(layers[0]["conv2d"]["activation"].as<std::string>() == "none");
+  CHECK(layers[1]["relu"]["name"].as<std::string>() == "act");
+  CHECK(layers[2]["average_pool2d"]["pool"].as<int>() == 2);
+  CHECK(layers[3]["conv2d"]["strides"].as<int>() == 2);
+  CHECK(layers[3]["conv2d"]["padding"].as<std::string>() == "same");
+  CHECK(layers[layers.size() - 2]["dropout"]["rate"].as<double>() == 0.25);
+  // 28 -> 26 (valid 3x3) -> 13 (pool 2) -> 7 (stride 2, same) -> 3 (pool)
+  // -> 1 (valid 3x3): 64 features into the dense layer.
+  const Model model(load_model_spec(variant), 1);
+  CHECK(model.network().layers()[6]->output_shape().size() == 64);
+  CHECK(model.parameter_count() == 320 + 18496 + 36928 + (64 * 64 + 64) + 650);
+}
