@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An installed copy (cmake --install) finds its machine catalog, scenarios
 # and models beside itself, wherever it was moved, and not in the source
-# tree it was built from; DISTLAB_HOME names another place, and a wrong
+# tree it was built from (./simulate, ./train and ./realnet --launch);
+# DISTLAB_HOME names another place, and a wrong
 # one is refused, naming the variable.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -29,6 +30,11 @@ check "the moved copy simulates a shipped scenario" test $? -eq 0 -a -f "$work/r
 "$work/moved/bin/distlab-train" --data synthetic:256 --steps 2 --quiet --out "$work/train" \
   >"$work/out" 2>"$work/err"
 check "the moved ./train finds its default model" test $? -eq 0 -a -f "$work/train/summary.json"
+"$work/moved/bin/distlab-realnet" --launch "$share/scenarios/ps_4workers.yaml" \
+  --set data=synthetic-taxi:2000 --set training.epochs=1 --quiet --out "$work/real" \
+  >"$work/out" 2>"$work/err"
+check "the moved ./realnet --launch runs a shipped scenario's tasks" \
+  test $? -eq 0 -a -f "$work/real/summary.json"
 
 # Its own catalog, not the source tree's: a broken copy of it is what fails.
 echo "machines: [" >>"$share/scenarios/machines.yaml"
