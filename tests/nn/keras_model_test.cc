@@ -76,6 +76,20 @@ TEST_CASE("Keras exports of the lab models load with Keras' parameter counts") {
                    shipped.parameters().begin(), shipped.parameters().end()));
 }
 
+TEST_CASE("Older and newer Keras 2 documents of the same model import alike") {
+  // Keras before 2.2.3 wrote a Sequential's config as the list of layers;
+  // TensorFlow 2.4 and later call a Functional model "Functional".
+  const std::string list = edited("tfjs_mnist_cnn.json", [](nlohmann::json& d) {
+    const nlohmann::json layers = d["config"]["layers"];
+    d["config"] = layers;
+  });
+  CHECK(Model(load_model_spec(list), 1).parameter_count() == 93322);
+  const std::string functional =
+      edited("tfjs_residual_block.json", [](nlohmann::json& d) { d["class_name"] = "Functional"; });
+  const Model block(load_model_spec(functional), 1);
+  CHECK(all_weights(block) == 1306);
+}
+
 TEST_CASE("The imported spec keeps Keras' layer options, compile settings and regularizers") {
   const YAML::Node cnn = keras_model_spec(keras_file("keras3_mnist_cnn.json"));
   CHECK(cnn["input"].as<std::vector<int>>() == std::vector<int>{28, 28, 1});
