@@ -14,6 +14,7 @@
 
 #include "run/out_directory.h"
 #include "run/run_result.h"
+#include "run/summary_table.h"
 
 namespace distlab::run {
 
@@ -40,9 +41,6 @@ void write_run_directory(const OutDirectory& out, const RunResult& result);
 // Should the earlier records no longer read back, the segment's files go
 // whole to segments/<n>/ and Error says so.
 void continue_run_directory(const std::string& dir, const RunResult& segment, int earlier_segments);
-
-// A table for the terminal: the run's totals, then one row per task.
-std::string format_summary_table(const RunResult& result);
 
 // What every command prints once its run directory is written: the table,
 // then the files written to `dir`.
