@@ -1,0 +1,291 @@
+// The Runtime's messages (runtime.h): each numbered per conversation (one
+// peer, one tag) as it is sent, admitted on arrival only if it belongs to
+// the current lives of both tasks, and handed over in its sender's order,
+// posted receives included. Their time is accounted as waiting until the
+// message began to arrive, and as communication after.
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "common/error.h"
+#include "strategy/runtime.h"
+
+namespace distlab::strategy {
+
+void Runtime::set_incarnations(uint32_t own,
+                               std::shared_ptr<const std::vector<uint32_t>> everyone) {
+  incarnation_ = own;
+  start_incarnations_ = std::move(everyone);
+  learned_incarnations_.clear();
+  learned_incarnations_[cluster_.ordinal(self_)] = own;
+}
+
+void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
+  set_incarnations(own, std::make_shared<const std::vector<uint32_t>>(std::move(everyone)));
+}
+
+uint32_t Runtime::peer_incarnation(int ordinal) const {
+  const auto learned = learned_incarnations_.find(ordinal);
+  if (learned != learned_incarnations_.end()) return learned->second;
+  const auto at = static_cast<std::size_t>(ordinal);
+  return start_incarnations_ && at < start_incarnations_->size() ? (*start_incarnations_)[at] : 0;
+}
+
+bool Runtime::admit(const Message& message) {
+  if (message.to_incarnation < incarnation_) return false;  // to a life of ours that is over
+  const int peer = cluster_.ordinal(message.from);
+  const uint32_t known = peer_incarnation(peer);
+  if (message.from_incarnation < known) return false;  // from a life of theirs that is over
+  if (message.from_incarnation > known) {
+    // The peer restarted: both directions number from 0 again.
+    learned_incarnations_[peer] = message.from_incarnation;
+    restart_conversations(peer);
+  }
+  return true;
+}
+
+namespace {
+uint64_t conversation_key(int peer, Tag tag) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 16 | static_cast<uint16_t>(tag);
+}
+}  // namespace
+
+Runtime::Conversation& Runtime::conversation(int peer, Tag tag) {
+  const uint64_t key = conversation_key(peer, tag);
+  if (recent_[0].second && recent_[0].first == key) return *recent_[0].second;
+  if (recent_[1].second && recent_[1].first == key) {
+    std::swap(recent_[0], recent_[1]);
+    return *recent_[0].second;
+  }
+  Conversation& found = conversations_[key];
+  recent_[1] = recent_[0];
+  recent_[0] = {key, &found};
+  return found;
+}
+
+void Runtime::restart_conversations(int peer) {
+  for (auto& [key, c] : conversations_) {
+    if (static_cast<int>(key >> 16) != peer) continue;
+    c.next_send = 0;
+    c.next_expected = 0;
+    stashed_ -= c.stash.size();
+    c.stash.clear();
+  }
+}
+
+void Runtime::stamp(TaskId to, Message& message) {
+  const int peer = cluster_.ordinal(to);
+  message.from = self_;
+  message.from_incarnation = incarnation_;
+  message.to_incarnation = peer_incarnation(peer);
+  message.sequence = conversation(peer, message.tag).next_send++;
+}
+
+void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) {
+  log_.bytes_sent += bytes;
+  ++log_.messages_sent;
+  if (step_) step_->bytes_sent += bytes;
+  spend(Foreground::kCommunication, Phase::kCommunication, start, end);
+  account_cpu(Phase::kCommunication);
+  if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
+}
+
+void Runtime::send(TaskId to, Message message) {
+  stamp(to, message);
+  const uint64_t bytes = message.bytes;
+  const double start = now();
+  transmit(to, std::move(message));
+  account_send(to, bytes, start, now());
+}
+
+void Runtime::send_borrowed(TaskId to, Message header, FloatRange values) {
+  header.values.clear();
+  header.bytes = static_cast<uint64_t>(values.size()) * sizeof(float);
+  stamp(to, header);
+  const uint64_t bytes = header.bytes;
+  const double start = now();
+  transmit_borrowed(to, std::move(header), values);
+  account_send(to, bytes, start, now());
+}
+
+void Runtime::wait_sends() {
+  const double start = now();
+  await_borrowed_sends();
+  spend(Foreground::kCommunication, Phase::kCommunication, start, now());
+  account_cpu(Phase::kCommunication);
+}
+
+void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
+  if (values.has_values()) message.values.assign(values.data(), values.data() + values.size());
+  transmit(to, std::move(message));
+}
+
+void Runtime::await_borrowed_sends() {}
+void Runtime::recycle(Message) {}
+void Runtime::expect(const Posting&) {}
+void Runtime::unexpect(const Posting&) {}
+
+PostedReceive Runtime::post_recv(TaskId from, Tag tag, FloatRange into) {
+  const int peer = cluster_.ordinal(from);
+  Conversation& c = conversation(peer, tag);
+  PostedReceive receive;
+  receive.runtime_ = this;
+  receive.posting_ = {.peer = peer,
+                      .tag = tag,
+                      .sequence = c.next_expected + c.posted++,
+                      .from_incarnation = peer_incarnation(peer),
+                      .to_incarnation = incarnation_,
+                      .into = into};
+  expect(receive.posting_);
+  return receive;
+}
+
+Message Runtime::wait(PostedReceive& receive) {
+  if (receive.runtime_ != this) throw std::logic_error("Runtime::wait: not a receive posted here");
+  const Posting posting = receive.posting_;
+  const TaskId from = cluster_.task_at(posting.peer);
+  if (conversation(posting.peer, posting.tag).next_expected != posting.sequence) {
+    throw Error(task_name(self_) + ": a posted receive from " + task_name(from) +
+                " waited for out of turn (or its sender restarted)");
+  }
+  // Should recv() throw, the handle withdraws the posting as it goes: nothing
+  // is written into `into` once the caller has given up on it.
+  Message message = recv(from, posting.tag);
+  receive.withdraw();
+  const int64_t n = posting.into.size();
+  if (message.bytes != static_cast<uint64_t>(n) * sizeof(float)) {
+    throw Error(task_name(self_) + ": " + task_name(from) + " sent " +
+                std::to_string(message.bytes) + " bytes where " +
+                std::to_string(n * static_cast<int64_t>(sizeof(float))) + " were expected");
+  }
+  if (!message.delivered && posting.into.has_values() && !message.values.empty()) {
+    std::copy(message.values.begin(), message.values.end(), posting.into.data());
+    message.values.clear();
+  }
+  return message;
+}
+
+void Runtime::withdraw(const Posting& posting) noexcept {
+  unexpect(posting);
+  --conversation(posting.peer, posting.tag).posted;
+}
+
+PostedReceive::PostedReceive(PostedReceive&& other) noexcept
+    : runtime_(std::exchange(other.runtime_, nullptr)), posting_(other.posting_) {}
+
+PostedReceive& PostedReceive::operator=(PostedReceive&& other) noexcept {
+  if (this != &other) {
+    withdraw();
+    runtime_ = std::exchange(other.runtime_, nullptr);
+    posting_ = other.posting_;
+  }
+  return *this;
+}
+
+PostedReceive::~PostedReceive() {
+  withdraw();
+}
+
+void PostedReceive::withdraw() noexcept {
+  if (runtime_ != nullptr) std::exchange(runtime_, nullptr)->withdraw(posting_);
+}
+
+std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
+  if (stashed_ == 0) return std::nullopt;
+  Conversation& c = conversation(cluster_.ordinal(from), tag);
+  auto next = c.stash.find(c.next_expected);
+  if (next == c.stash.end()) return std::nullopt;
+  Message message = std::move(next->second);
+  c.stash.erase(next);
+  --stashed_;
+  ++c.next_expected;
+  return message;
+}
+
+Message Runtime::recv(TaskId from, Tag tag) {
+  return next_in_sequence(tag, from);
+}
+
+Message Runtime::recv_any(Tag tag) {
+  return next_in_sequence(tag, std::nullopt);
+}
+
+Message Runtime::recv_any_or_gone(Tag tag) {
+  names_gone_peers_ = true;
+  try {
+    Message message = next_in_sequence(tag, std::nullopt);
+    names_gone_peers_ = false;
+    return message;
+  } catch (...) {
+    names_gone_peers_ = false;
+    throw;
+  }
+}
+
+std::optional<Message> Runtime::take_stashed_any(Tag tag) {
+  if (stashed_ == 0) return std::nullopt;
+  std::optional<int> first;  // the first sender by ordinal with its next message here
+  for (const auto& [key, c] : conversations_) {
+    const int peer = static_cast<int>(key >> 16);
+    if (static_cast<Tag>(key & 0xffff) != tag || (first && *first < peer)) continue;
+    if (c.stash.contains(c.next_expected)) first = peer;
+  }
+  if (!first) return std::nullopt;
+  return take_stashed(cluster_.task_at(*first), tag);
+}
+
+// Every message that arrives is accounted for as it arrives, dropped if it
+// belongs to a life that is over, and handed over only in its sender's
+// order: one that overtook an earlier message, or that comes from another
+// sender than the one asked for, waits in the stash.
+Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
+  if (auto stashed = from ? take_stashed(*from, tag) : take_stashed_any(tag)) {
+    return std::move(*stashed);
+  }
+  double start = now();
+  for (;;) {
+    Message message = receive(tag);
+    const double arrived = now();
+    account_receive(message, start, arrived);
+    start = arrived;
+    if (!admit(message)) continue;
+    const TaskId sender = message.from;
+    Conversation& c = conversation(cluster_.ordinal(sender), tag);
+    if ((!from || sender == *from) && message.sequence == c.next_expected) {
+      ++c.next_expected;
+      return message;
+    }
+    if (c.stash.emplace(message.sequence, std::move(message)).second) ++stashed_;
+    if (auto stashed = take_stashed(from.value_or(sender), tag)) return std::move(*stashed);
+  }
+}
+
+// Time blocked before the message began to arrive was spent waiting for the
+// peer; the rest was the transfer. Bytes count when a message arrives, even
+// one kept in the stash for later.
+void Runtime::account_receive(const Message& message, double blocked_from, double blocked_to) {
+  const double begin = std::clamp(message.available_at, blocked_from, blocked_to);
+  const double waiting = begin - blocked_from;
+  const double transfer = blocked_to - begin;
+  log_.bytes_received += message.bytes;
+  ++log_.messages_received;
+  if (step_) step_->bytes_received += message.bytes;
+  spend(Foreground::kWaiting, Phase::kWaiting, blocked_from, begin);
+  spend(Foreground::kCommunication, Phase::kCommunication, begin, blocked_to);
+  // One reading for the whole receive: the CPU of a wait is the process's
+  // other threads at work (sends going out), counted with the transfer.
+  account_cpu(Phase::kCommunication);
+  // Labels are built only for spans that are kept: a large simulation
+  // receives millions of messages.
+  if (waiting > 0 && keeps_spans()) {
+    add_span(SpanKind::kWait, blocked_from, begin, task_name(message.from));
+  }
+  if (transfer > 0 && keeps_spans()) {
+    std::string label = tag_name(message.tag);
+    label += " from ";
+    label += task_name(message.from);
+    add_span(SpanKind::kReceive, begin, blocked_to, label);
+  }
+}
+
+}  // namespace distlab::strategy
