@@ -65,7 +65,9 @@ std::string read_zip_member(const std::string& path, const std::string& name) {
   const uint16_t entries = u16(bytes, end + 10);
   std::size_t at = u32(bytes, end + 16);
   for (uint16_t i = 0; i < entries; ++i) {
-    if (u32(bytes, at) != kDirectoryEntry) throw InputError(path + ": a damaged zip directory");
+    if (u32(bytes, at) != kDirectoryEntry || at + 46 > bytes.size()) {
+      throw InputError(path + ": a damaged zip directory");
+    }
     const uint16_t method = u16(bytes, at + 10);
     const uint32_t packed = u32(bytes, at + 20);
     const uint32_t size = u32(bytes, at + 24);
@@ -75,11 +77,17 @@ std::string read_zip_member(const std::string& path, const std::string& name) {
     const uint32_t local = u32(bytes, at + 42);
     if (bytes.compare(at + 46, name_length, name) == 0 && name_length == name.size()) {
       if (u32(bytes, local) != kLocalHeader) throw InputError(path + ": a damaged zip member");
-      const std::size_t data = local + 30 + u16(bytes, local + 26) + u16(bytes, local + 28);
+      const std::size_t data =
+          std::size_t{local} + 30 + u16(bytes, local + 26) + u16(bytes, local + 28);
       if (packed == 0xffffffff || size == 0xffffffff) {
         throw InputError(path + ": a zip64 member, which this reader does not take");
       }
       if (data + packed > bytes.size()) throw InputError(path + ": a truncated zip member");
+      // A model's config is kilobytes; a size past this is a damaged entry.
+      if (size > (uint32_t{1} << 26)) {
+        throw InputError(path + ": " + name + " claims " + std::to_string(size) +
+                         " bytes, more than a model's config holds");
+      }
       if (method == 0) return bytes.substr(data, packed);
       if (method == 8) return inflated(path, bytes.data() + data, packed, size);
       throw InputError(path + ": " + name + " is compressed with method " + std::to_string(method) +

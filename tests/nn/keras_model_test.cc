@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -156,6 +157,12 @@ TEST_CASE("What distlab cannot build is refused with the layer's name, class and
   std::filesystem::copy_file(json_file, json_file + ".keras",
                              std::filesystem::copy_options::overwrite_existing);
   CHECK_THAT(refusal(json_file + ".keras"), Catch::Contains("not a zip archive"));
+  // A .keras cut short: its directory, at the end, is gone.
+  std::ifstream whole(keras_file("keras3_mnist_cnn.keras"), std::ios::binary);
+  const std::string zip((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+  const std::string cut = json_file + ".cut.keras";
+  std::ofstream(cut, std::ios::binary) << zip.substr(0, zip.size() / 2);
+  CHECK_THAT(refusal(cut), Catch::Contains(cut) && Catch::Contains("zip"));
 }
 
 TEST_CASE("Poolings, strides, dropouts and activations as layers map to distlab layers") {
