@@ -196,9 +196,17 @@ void Importer::read_input_shape(const json& model) {
 }
 
 bool Importer::reaches(int from, int to) const {
-  if (from == to) return true;
-  for (const int next : consumers_[from]) {
-    if (reaches(next, to)) return true;
+  // A walk with a visited mark, not a recursion: a graph of many diamonds
+  // has exponentially many paths.
+  std::vector<bool> seen(layers_.size(), false);
+  std::vector<int> pending{from};
+  while (!pending.empty()) {
+    const int at = pending.back();
+    pending.pop_back();
+    if (at == to) return true;
+    if (seen[at]) continue;
+    seen[at] = true;
+    for (const int next : consumers_[at]) pending.push_back(next);
   }
   return false;
 }
