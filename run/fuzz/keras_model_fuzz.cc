@@ -5,50 +5,24 @@
 // read by nn/zip_member.h). The reader must return a spec or refuse the
 // input with a distlab::Error; anything else (another exception, a
 // sanitizer report, a trap) is a finding.
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "common/error.h"
 #include "nn/model_spec.h"
+#include "run/fuzz/scratch_folder.h"
 
 using namespace distlab;
 
-namespace {
-
-namespace fs = std::filesystem;
-
-// The reader takes a path: the bytes go into a folder of this process's
-// own, removed as the process ends.
-struct ScratchFolder {
-  fs::path path;
-  ScratchFolder() {
-    const char* dir = std::getenv("TMPDIR");
-    path = fs::path(dir && *dir ? dir : "/tmp") /
-           ("distlab-keras-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  static const ScratchFolder scratch;
-  const fs::path path = scratch.path / (data[0] % 2 == 0 ? "model.json" : "model.keras");
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) std::abort();  // the scratch folder is this process's own
-  std::fwrite(data + 1, 1, size - 1, out);
-  std::fclose(out);
+  static const fuzz::ScratchFolder scratch("keras-model-fuzz");
+  const std::filesystem::path path =
+      scratch.path() / (data[0] % 2 == 0 ? "model.json" : "model.keras");
+  fuzz::write_file(path, {reinterpret_cast<const char*>(data) + 1, size - 1});
   try {
     nn::load_model_spec(path.string());
   } catch (const Error&) {

@@ -12,12 +12,8 @@
 // must return or refuse its input with a distlab::Error; a scenario that
 // is read must name a cluster with a replica. Anything else (another
 // exception, a sanitizer report, a trap) is a finding.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -25,6 +21,7 @@
 
 #include "common/error.h"
 #include "nn/model_spec.h"
+#include "run/fuzz/scratch_folder.h"
 #include "run/scenario.h"
 
 using namespace distlab;
@@ -33,34 +30,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The readers take paths, so the texts go into a folder of this process's
-// own, removed as the process ends: scenario.yaml and the model.yaml that
-// its `model: model.yaml` names.
-struct ScratchFolder {
-  fs::path path;
-  ScratchFolder() {
-    const char* dir = std::getenv("TMPDIR");
-    path = fs::path(dir && *dir ? dir : "/tmp") /
-           ("distlab-scenario-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
+// scenario.yaml and the model.yaml that its `model: model.yaml` names.
 const fs::path& scratch() {
-  static const ScratchFolder folder;
-  return folder.path;
+  static const fuzz::ScratchFolder folder("scenario-fuzz");
+  return folder.path();
 }
 
-void write_file(const fs::path& path, std::string_view text) {
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) std::abort();  // the scratch folder is this process's own
-  std::fwrite(text.data(), 1, text.size(), out);
-  std::fclose(out);
-}
+using fuzz::write_file;
 
 // The next part of `rest` up to a NUL (or its end), removed from it.
 std::string_view take_part(std::string_view& rest) {
