@@ -4,7 +4,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -54,8 +53,23 @@ class Importer {
   bool reaches(int from, int to) const;
   void append(const KerasLayer& layer, YAML::Node& out) const;
 
+  // One Keras class each: the distlab layer's options from the Keras
+  // layer's config, and its kind ("" for a layer that computes nothing
+  // here: a linear activation, the output's softmax).
+  using Converter = std::string (Importer::*)(const KerasLayer&, YAML::Node&) const;
+  std::string dense(const KerasLayer& layer, YAML::Node& options) const;
+  std::string conv2d(const KerasLayer& layer, YAML::Node& options) const;
+  std::string pooling(const KerasLayer& layer, YAML::Node& options) const;
+  std::string global_pooling(const KerasLayer& layer, YAML::Node& options) const;
+  std::string batch_norm(const KerasLayer& layer, YAML::Node& options) const;
+  std::string dropout(const KerasLayer& layer, YAML::Node& options) const;
+  std::string flatten(const KerasLayer& layer, YAML::Node& options) const;
+  std::string activation(const KerasLayer& layer, YAML::Node& options) const;
+  std::string embedding(const KerasLayer& layer, YAML::Node& options) const;
+
   // Layer options.
   int square(const KerasLayer& layer, const char* key) const;
+  void padding(const KerasLayer& layer, YAML::Node& options) const;
   std::string activation_of(const KerasLayer& layer) const;
   void regularizers(const KerasLayer& layer, YAML::Node& options, bool bias) const;
   void require(const KerasLayer& layer, const char* key, const json& expected,
@@ -360,94 +374,128 @@ void Importer::regularizers(const KerasLayer& layer, YAML::Node& options, bool b
   }
 }
 
+void Importer::padding(const KerasLayer& layer, YAML::Node& options) const {
+  const std::string padding = layer.config.value("padding", "valid");
+  if (padding != "valid" && padding != "same") refuse(layer, "padding '" + padding + "'");
+  options["padding"] = padding;
+}
+
+std::string Importer::dense(const KerasLayer& layer, YAML::Node& options) const {
+  options["units"] = layer.config.at("units").get<int64_t>();
+  options["activation"] = activation_of(layer);
+  options["use_bias"] = layer.config.value("use_bias", true);
+  regularizers(layer, options, true);
+  return "dense";
+}
+
+std::string Importer::conv2d(const KerasLayer& layer, YAML::Node& options) const {
+  require(layer, "dilation_rate", json::array({1, 1}), "distlab's convolutions are not dilated");
+  require(layer, "groups", 1, "distlab's convolutions are not grouped");
+  options["filters"] = layer.config.at("filters").get<int64_t>();
+  options["kernel"] = square(layer, "kernel_size");
+  if (layer.config.contains("strides")) options["strides"] = square(layer, "strides");
+  padding(layer, options);
+  options["activation"] = activation_of(layer);
+  options["use_bias"] = layer.config.value("use_bias", true);
+  regularizers(layer, options, true);
+  return "conv2d";
+}
+
+std::string Importer::pooling(const KerasLayer& layer, YAML::Node& options) const {
+  options["pool"] = square(layer, "pool_size");
+  if (layer.config.contains("strides") && !layer.config["strides"].is_null()) {
+    options["strides"] = square(layer, "strides");
+  }
+  padding(layer, options);
+  return layer.kind == "MaxPooling2D" ? "max_pool2d" : "average_pool2d";
+}
+
+std::string Importer::global_pooling(const KerasLayer& layer, YAML::Node&) const {
+  require(layer, "keepdims", false, "distlab's pooling gives one value per channel");
+  return "global_average_pool2d";
+}
+
+std::string Importer::batch_norm(const KerasLayer& layer, YAML::Node& options) const {
+  const json axis = layer.config.value("axis", json(-1));
+  const json last = static_cast<int>(input_shape_.size());
+  if (!(axis == -1 || axis == last || axis == json::array({-1}) || axis == json::array({last}))) {
+    refuse(layer, "normalises axis " + axis.dump() + "; distlab normalises the last (channels)");
+  }
+  require(layer, "center", true, "distlab's batch norm has its offset");
+  require(layer, "scale", true, "distlab's batch norm has its scale");
+  options["momentum"] = layer.config.value("momentum", 0.99);
+  options["epsilon"] = layer.config.value("epsilon", 1e-3);
+  return "batch_norm";
+}
+
+std::string Importer::dropout(const KerasLayer& layer, YAML::Node& options) const {
+  options["rate"] = layer.config.at("rate").get<double>();
+  return "dropout";
+}
+
+std::string Importer::flatten(const KerasLayer&, YAML::Node&) const {
+  return "flatten";
+}
+
+std::string Importer::activation(const KerasLayer& layer, YAML::Node&) const {
+  if (layer.kind == "ReLU") {
+    require(layer, "max_value", nullptr, "distlab's relu has no cap");
+    require(layer, "negative_slope", 0.0, "distlab's relu is not leaky");
+    require(layer, "threshold", 0.0, "distlab's relu starts at 0");
+    return "relu";
+  }
+  return activation_of(layer) == "relu" ? "relu" : "";
+}
+
+std::string Importer::embedding(const KerasLayer& layer, YAML::Node& options) const {
+  if (input_shape_.size() != 1 || input_shape_[0] != 1 || layer.inputs.size() != 1 ||
+      index_.at(layer.inputs[0]) != input_) {
+    refuse(layer,
+           "an embedding of other than the input's one column: distlab gives each "
+           "column its own table, where Keras shares one across the positions");
+  }
+  options["first_column"] = 0;
+  YAML::Node vocab(YAML::NodeType::Sequence);
+  vocab.push_back(layer.config.at("input_dim").get<int64_t>());
+  options["vocab"] = vocab;
+  options["dim"] = layer.config.at("output_dim").get<int64_t>();
+  regularizers(layer, options, false);
+  return "embedding";
+}
+
 void Importer::append(const KerasLayer& layer, YAML::Node& out) const {
-  const std::string& kind = layer.kind;
-  const json& c = layer.config;
-  require(layer, "data_format", "channels_last", "distlab's images are channels_last");
-  YAML::Node options;
-  options["name"] = layer.name;
-  std::string distlab_kind;
-  if (kind == "InputLayer") {
-    refuse(layer, "a second input");
-  } else if (kind == "Dense") {
-    distlab_kind = "dense";
-    options["units"] = c.at("units").get<int64_t>();
-    options["activation"] = activation_of(layer);
-    options["use_bias"] = c.value("use_bias", true);
-    regularizers(layer, options, true);
-  } else if (kind == "Conv2D" || kind == "Convolution2D") {
-    distlab_kind = "conv2d";
-    require(layer, "dilation_rate", json::array({1, 1}), "distlab's convolutions are not dilated");
-    require(layer, "groups", 1, "distlab's convolutions are not grouped");
-    options["filters"] = c.at("filters").get<int64_t>();
-    options["kernel"] = square(layer, "kernel_size");
-    if (c.contains("strides")) options["strides"] = square(layer, "strides");
-    const std::string padding = c.value("padding", "valid");
-    if (padding != "valid" && padding != "same") refuse(layer, "padding '" + padding + "'");
-    options["padding"] = padding;
-    options["activation"] = activation_of(layer);
-    options["use_bias"] = c.value("use_bias", true);
-    regularizers(layer, options, true);
-  } else if (kind == "MaxPooling2D" || kind == "AveragePooling2D") {
-    distlab_kind = kind == "MaxPooling2D" ? "max_pool2d" : "average_pool2d";
-    options["pool"] = square(layer, "pool_size");
-    if (c.contains("strides") && !c["strides"].is_null())
-      options["strides"] = square(layer, "strides");
-    const std::string padding = c.value("padding", "valid");
-    if (padding != "valid" && padding != "same") refuse(layer, "padding '" + padding + "'");
-    options["padding"] = padding;
-  } else if (kind == "GlobalAveragePooling2D") {
-    require(layer, "keepdims", false, "distlab's pooling gives one value per channel");
-    distlab_kind = "global_average_pool2d";
-  } else if (kind == "BatchNormalization") {
-    const json axis = c.value("axis", json(-1));
-    const json last = static_cast<int>(input_shape_.size());
-    if (!(axis == -1 || axis == last || axis == json::array({-1}) || axis == json::array({last}))) {
-      refuse(layer, "normalises axis " + axis.dump() + "; distlab normalises the last (channels)");
-    }
-    require(layer, "center", true, "distlab's batch norm has its offset");
-    require(layer, "scale", true, "distlab's batch norm has its scale");
-    distlab_kind = "batch_norm";
-    options["momentum"] = c.value("momentum", 0.99);
-    options["epsilon"] = c.value("epsilon", 1e-3);
-  } else if (kind == "Dropout") {
-    distlab_kind = "dropout";
-    options["rate"] = c.at("rate").get<double>();
-  } else if (kind == "Flatten") {
-    distlab_kind = "flatten";
-  } else if (kind == "Activation" || kind == "ReLU") {
-    if (kind == "ReLU") {
-      require(layer, "max_value", nullptr, "distlab's relu has no cap");
-      require(layer, "negative_slope", 0.0, "distlab's relu is not leaky");
-      require(layer, "threshold", 0.0, "distlab's relu starts at 0");
-    }
-    const std::string activation = kind == "ReLU" ? "relu" : activation_of(layer);
-    if (activation == "none") return;  // linear, or the output's softmax: nothing to compute
-    distlab_kind = "relu";
-  } else if (kind == "Embedding") {
-    if (input_shape_.size() != 1 || input_shape_[0] != 1 || layer.inputs.size() != 1 ||
-        index_.at(layer.inputs[0]) != input_) {
-      refuse(layer,
-             "an embedding of other than the input's one column: distlab gives each "
-             "column its own table, where Keras shares one across the positions");
-    }
-    distlab_kind = "embedding";
-    options["first_column"] = 0;
-    YAML::Node vocab(YAML::NodeType::Sequence);
-    vocab.push_back(c.at("input_dim").get<int64_t>());
-    options["vocab"] = vocab;
-    options["dim"] = c.at("output_dim").get<int64_t>();
-    regularizers(layer, options, false);
-  } else if (kind == "Add" || kind == "Concatenate") {
+  static const std::map<std::string, Converter> converters = {
+      {"Dense", &Importer::dense},
+      {"Conv2D", &Importer::conv2d},
+      {"Convolution2D", &Importer::conv2d},
+      {"MaxPooling2D", &Importer::pooling},
+      {"AveragePooling2D", &Importer::pooling},
+      {"GlobalAveragePooling2D", &Importer::global_pooling},
+      {"BatchNormalization", &Importer::batch_norm},
+      {"Dropout", &Importer::dropout},
+      {"Flatten", &Importer::flatten},
+      {"Activation", &Importer::activation},
+      {"ReLU", &Importer::activation},
+      {"Embedding", &Importer::embedding},
+  };
+  if (layer.kind == "InputLayer") refuse(layer, "a second input");
+  if (layer.kind == "Add" || layer.kind == "Concatenate") {
     refuse(layer, "joins branches that do not part from one layer");
-  } else {
+  }
+  const auto converter = converters.find(layer.kind);
+  if (converter == converters.end()) {
     refuse(layer,
            "distlab has no such layer (it has Dense, Conv2D, MaxPooling2D, "
            "AveragePooling2D, GlobalAveragePooling2D, BatchNormalization, Dropout, "
            "Flatten, Activation, ReLU, Embedding, Add and Concatenate)");
   }
+  require(layer, "data_format", "channels_last", "distlab's images are channels_last");
+  YAML::Node options;
+  options["name"] = layer.name;
+  const std::string kind = (this->*converter->second)(layer, options);
+  if (kind.empty()) return;  // nothing to compute
   YAML::Node entry;
-  entry[distlab_kind] = options;
+  entry[kind] = options;
   out.push_back(entry);
 }
 

@@ -43,7 +43,7 @@ struct JobSpecOptions {
   int port = 2222;
 };
 
-// Port every task listens on, and where the image keeps the project.
+// Where the image keeps the project (the Dockerfile's WORKDIR).
 inline constexpr const char* kImageProjectFolder = "/opt/distlab";
 
 // The description, as the text of a file. Throws InputError for what the
