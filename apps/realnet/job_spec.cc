@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "apps/realnet/job_yaml.h"
 #include "common/error.h"
 
 namespace distlab::realnet {
@@ -51,81 +51,6 @@ std::vector<std::string> task_arguments(const JobSpecOptions& o, const sim::Mach
   // A task has its node to itself: it computes on every vCPU.
   args.insert(args.end(), {"--threads", std::to_string(std::clamp(machine.vcpus, 1, 256))});
   return args;
-}
-
-YAML::Node sequence_of(const std::vector<std::string>& items) {
-  YAML::Node node(YAML::NodeType::Sequence);
-  for (const std::string& item : items) node.push_back(item);
-  return node;
-}
-
-// Whether YAML would read `text`, written plain, as other than a string
-// ("4", "true", "~"): Kubernetes and compose refuse a number where they
-// take a string (a container's arguments).
-bool reads_as_other_than_text(const std::string& text) {
-  if (text.empty()) return true;
-  std::string lower;
-  for (const char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* word : {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}) {
-    if (lower == word) return true;
-  }
-  char* end = nullptr;
-  std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
-}
-
-// A number or a boolean of a description, written plain; every other
-// scalar is text, quoted where it would read as a number.
-template <class T>
-YAML::Node plain(T value) {
-  YAML::Node node(value);
-  node.SetTag("?");
-  return node;
-}
-
-// A node as block YAML: a scalar not made by plain() that would read as a
-// number or a boolean is quoted.
-void emit_node(YAML::Emitter& out, const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      out << YAML::BeginMap;
-      for (const auto& entry : node) {
-        out << YAML::Key << entry.first.as<std::string>() << YAML::Value;
-        emit_node(out, entry.second);
-      }
-      out << YAML::EndMap;
-      return;
-    case YAML::NodeType::Sequence:
-      out << YAML::BeginSeq;
-      for (const auto& item : node) emit_node(out, item);
-      out << YAML::EndSeq;
-      return;
-    case YAML::NodeType::Scalar: {
-      const std::string text = node.Scalar();
-      if (node.Tag() != "?" && reads_as_other_than_text(text)) out << YAML::DoubleQuoted;
-      out << text;
-      return;
-    }
-    default:
-      out << YAML::Null;
-  }
-}
-
-std::string emitted(const std::vector<YAML::Node>& documents, const std::string& header) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  for (const YAML::Node& document : documents) {
-    out << YAML::BeginDoc;
-    emit_node(out, document);
-  }
-  return header + out.c_str() + "\n";
-}
-
-// The header comment: what the file is and how it is used.
-std::string comment(const std::vector<std::string>& lines) {
-  std::string text;
-  for (const std::string& line : lines) text += (line.empty() ? "#" : "# " + line) + "\n";
-  return text;
 }
 
 // ---- docker compose -------------------------------------------------------
@@ -183,18 +108,99 @@ YAML::Node metadata(const std::string& name, const std::string& job) {
   return meta;
 }
 
+// The names a Kubernetes job's objects share.
+struct KubernetesNames {
+  std::string secret;      // the Secret holding the cluster's secret
+  std::string runs_claim;  // the claim the chief writes its run directory to
+  std::string runs;        // where the claim is mounted in the chief's pod
+};
+
+// A headless Service that names the task's pod as soon as it has an
+// address: its peers dial it while it starts.
+YAML::Node kubernetes_service(const std::string& host, const JobSpecOptions& o) {
+  YAML::Node service;
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = metadata(host, o.name);
+  service["spec"]["clusterIP"] = "None";
+  service["spec"]["publishNotReadyAddresses"] = plain(true);
+  service["spec"]["selector"]["distlab/task"] = host;
+  YAML::Node port;
+  port["name"] = "distlab";
+  port["port"] = plain(o.port);
+  port["targetPort"] = plain(o.port);
+  service["spec"]["ports"].push_back(port);
+  return service;
+}
+
+// The task's Job: its pod, restarted when it fails, on a node of its
+// machine type.
+YAML::Node kubernetes_job(const strategy::ClusterSpec& spec, const sim::MachineType& machine,
+                          const JobSpecOptions& o, TaskId task, const KubernetesNames& names) {
+  const std::string host = host_of(o.name, task);
+  YAML::Node container;
+  container["name"] = "realnet";
+  container["image"] = o.image;
+  std::vector<std::string> args = task_arguments(o, machine);
+  YAML::Node pod;
+  if (writes_run_directory(spec, task)) {
+    args.insert(args.end(), {"--out", names.runs + "/" + o.name});
+    YAML::Node mount;
+    mount["name"] = "runs";
+    mount["mountPath"] = names.runs;
+    container["volumeMounts"].push_back(mount);
+    YAML::Node volume;
+    volume["name"] = "runs";
+    volume["persistentVolumeClaim"]["claimName"] = names.runs_claim;
+    pod["volumes"].push_back(volume);
+  }
+  container["args"] = sequence_of(args);
+  YAML::Node listen;
+  listen["containerPort"] = plain(o.port);
+  container["ports"].push_back(listen);
+  YAML::Node tf;
+  tf["name"] = "TF_CONFIG";
+  tf["value"] = tf_config(o.name, spec, task, o.port);
+  container["env"].push_back(tf);
+  YAML::Node key;
+  key["name"] = "DISTLAB_SECRET";
+  key["valueFrom"]["secretKeyRef"]["name"] = names.secret;
+  key["valueFrom"]["secretKeyRef"]["key"] = "secret";
+  container["env"].push_back(key);
+  container["resources"]["requests"]["cpu"] = std::to_string(machine.vcpus);
+  container["resources"]["requests"]["memory"] =
+      std::to_string(static_cast<int64_t>(machine.memory_bytes / (1024.0 * 1024.0))) + "Mi";
+  if (machine.gpu_count > 0 && task.role != Role::kPs) {
+    container["resources"]["limits"]["nvidia.com/gpu"] = plain(machine.gpu_count);
+  }
+  pod["containers"].push_back(container);
+  pod["restartPolicy"] = "OnFailure";
+  // The node of the scenario's machine type (GKE, EKS and AKS label
+  // their nodes so).
+  pod["nodeSelector"]["node.kubernetes.io/instance-type"] = machine.instance_type;
+
+  YAML::Node job;
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata(host, o.name);
+  job["spec"]["backoffLimit"] = plain(6);
+  job["spec"]["template"]["metadata"]["labels"]["distlab/job"] = o.name;
+  job["spec"]["template"]["metadata"]["labels"]["distlab/task"] = host;
+  job["spec"]["template"]["spec"] = pod;
+  return job;
+}
+
 std::string kubernetes_spec(const run::Scenario& scenario, const sim::MachineCatalog& catalog,
                             const JobSpecOptions& o) {
-  const strategy::ClusterSpec& spec = scenario.cluster.spec;
-  const std::string secret_name = o.name + "-secret";
-  const std::string runs_claim = o.name + "-runs";
-  const std::string runs = std::string(kImageProjectFolder) + "/runs";
+  const KubernetesNames names{.secret = o.name + "-secret",
+                              .runs_claim = o.name + "-runs",
+                              .runs = std::string(kImageProjectFolder) + "/runs"};
   std::vector<YAML::Node> documents;
 
   YAML::Node secret;
   secret["apiVersion"] = "v1";
   secret["kind"] = "Secret";
-  secret["metadata"] = metadata(secret_name, o.name);
+  secret["metadata"] = metadata(names.secret, o.name);
   secret["type"] = "Opaque";
   secret["stringData"]["secret"] = o.secret;
   documents.push_back(secret);
@@ -202,91 +208,26 @@ std::string kubernetes_spec(const run::Scenario& scenario, const sim::MachineCat
   YAML::Node claim;
   claim["apiVersion"] = "v1";
   claim["kind"] = "PersistentVolumeClaim";
-  claim["metadata"] = metadata(runs_claim, o.name);
+  claim["metadata"] = metadata(names.runs_claim, o.name);
   claim["spec"]["accessModes"].push_back("ReadWriteOnce");
   claim["spec"]["resources"]["requests"]["storage"] = "1Gi";
   documents.push_back(claim);
 
+  const strategy::ClusterSpec& spec = scenario.cluster.spec;
   for (const TaskId task : spec.tasks()) {
-    const std::string host = host_of(o.name, task);
     const sim::MachineType& machine = catalog.machine(scenario.cluster.machine_of(task.role));
-
-    // A headless Service that names the task's pod as soon as it has an
-    // address: its peers dial it while it starts.
-    YAML::Node service;
-    service["apiVersion"] = "v1";
-    service["kind"] = "Service";
-    service["metadata"] = metadata(host, o.name);
-    service["spec"]["clusterIP"] = "None";
-    service["spec"]["publishNotReadyAddresses"] = plain(true);
-    service["spec"]["selector"]["distlab/task"] = host;
-    YAML::Node port;
-    port["name"] = "distlab";
-    port["port"] = plain(o.port);
-    port["targetPort"] = plain(o.port);
-    service["spec"]["ports"].push_back(port);
-    documents.push_back(service);
-
-    YAML::Node container;
-    container["name"] = "realnet";
-    container["image"] = o.image;
-    std::vector<std::string> args = task_arguments(o, machine);
-    YAML::Node pod;
-    if (writes_run_directory(spec, task)) {
-      args.insert(args.end(), {"--out", runs + "/" + o.name});
-      YAML::Node mount;
-      mount["name"] = "runs";
-      mount["mountPath"] = runs;
-      container["volumeMounts"].push_back(mount);
-      YAML::Node volume;
-      volume["name"] = "runs";
-      volume["persistentVolumeClaim"]["claimName"] = runs_claim;
-      pod["volumes"].push_back(volume);
-    }
-    container["args"] = sequence_of(args);
-    YAML::Node listen;
-    listen["containerPort"] = plain(o.port);
-    container["ports"].push_back(listen);
-    YAML::Node tf;
-    tf["name"] = "TF_CONFIG";
-    tf["value"] = tf_config(o.name, spec, task, o.port);
-    container["env"].push_back(tf);
-    YAML::Node key;
-    key["name"] = "DISTLAB_SECRET";
-    key["valueFrom"]["secretKeyRef"]["name"] = secret_name;
-    key["valueFrom"]["secretKeyRef"]["key"] = "secret";
-    container["env"].push_back(key);
-    container["resources"]["requests"]["cpu"] = std::to_string(machine.vcpus);
-    container["resources"]["requests"]["memory"] =
-        std::to_string(static_cast<int64_t>(machine.memory_bytes / (1024.0 * 1024.0))) + "Mi";
-    if (machine.gpu_count > 0 && task.role != Role::kPs) {
-      container["resources"]["limits"]["nvidia.com/gpu"] = plain(machine.gpu_count);
-    }
-    pod["containers"].push_back(container);
-    pod["restartPolicy"] = "OnFailure";
-    // The node of the scenario's machine type (GKE, EKS and AKS label
-    // their nodes so).
-    pod["nodeSelector"]["node.kubernetes.io/instance-type"] = machine.instance_type;
-
-    YAML::Node job;
-    job["apiVersion"] = "batch/v1";
-    job["kind"] = "Job";
-    job["metadata"] = metadata(host, o.name);
-    job["spec"]["backoffLimit"] = plain(6);
-    job["spec"]["template"]["metadata"]["labels"]["distlab/job"] = o.name;
-    job["spec"]["template"]["metadata"]["labels"]["distlab/task"] = host;
-    job["spec"]["template"]["spec"] = pod;
-    documents.push_back(job);
+    documents.push_back(kubernetes_service(host_of(o.name, task), o));
+    documents.push_back(kubernetes_job(spec, machine, o, task, names));
   }
-  return emitted(
-      documents,
-      comment({
-          "Kubernetes: " + scenario.name + ", one Service and one Job per task.",
-          "  kubectl apply -f FILE",
-          "The chief writes its run directory to the volume claim " + runs_claim + " (" + runs +
-              "/" + o.name + ").",
-          "This file holds the cluster's secret (the Secret " + secret_name + "): keep it private.",
-      }));
+  return emitted(documents,
+                 comment({
+                     "Kubernetes: " + scenario.name + ", one Service and one Job per task.",
+                     "  kubectl apply -f FILE",
+                     "The chief writes its run directory to the volume claim " + names.runs_claim +
+                         " (" + names.runs + "/" + o.name + ").",
+                     "This file holds the cluster's secret (the Secret " + names.secret +
+                         "): keep it private.",
+                 }));
 }
 
 // ---- Vertex AI ------------------------------------------------------------
