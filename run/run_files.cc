@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iterator>
+#include <string_view>
 #include <system_error>
 
 #include "common/atomic_file.h"
@@ -31,18 +33,27 @@ using strategy::TaskLog;
   throw Error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(error)));
 }
 
-// Writes `content` to `dir/name` through a temporary file in `dir`, so that a
-// reader never sees half a file.
+// Writes what `produce` passes to its sink to `dir/name` through a temporary
+// file in `dir`, so that a reader never sees half a file.
 void write_file(const std::filesystem::path& dir, const std::string& name,
-                const std::string& content) {
+                const std::function<void(const TextSink&)>& produce) {
   const std::filesystem::path path = dir / name;
   const std::filesystem::path temporary = dir / ("." + name + ".tmp");
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (file == nullptr) fail(path, "cannot write", errno);
-  const bool written = std::fwrite(content.data(), 1, content.size(), file) == content.size();
-  int error = written ? 0 : errno;
+  int error = 0;
+  try {
+    produce([&](std::string_view piece) {
+      if (error == 0 && std::fwrite(piece.data(), 1, piece.size(), file) != piece.size()) {
+        error = errno != 0 ? errno : EIO;
+      }
+    });
+  } catch (...) {
+    std::fclose(file);
+    std::remove(temporary.c_str());
+    throw;
+  }
   if (std::fclose(file) != 0 && error == 0) error = errno;
-  if (!written && error == 0) error = EIO;
   if (error != 0) {
     std::remove(temporary.c_str());
     fail(path, "cannot write", error);
@@ -52,6 +63,11 @@ void write_file(const std::filesystem::path& dir, const std::string& name,
     std::remove(temporary.c_str());
     fail(path, "cannot write", error);
   }
+}
+
+void write_file(const std::filesystem::path& dir, const std::string& name,
+                const std::string& content) {
+  write_file(dir, name, [&](const TextSink& write) { write(content); });
 }
 
 // ---- CSV --------------------------------------------------------------------
@@ -114,7 +130,7 @@ void write_run_directory(const std::string& dir, const RunResult& result) {
   write_file(path, "summary.json", summary_json(result));
   write_file(path, "steps.csv", steps_csv(result));
   write_file(path, "curve.csv", curve_csv(result));
-  write_file(path, "timeline.json", timeline_json(result));
+  write_file(path, "timeline.json", [&](const TextSink& write) { write_timeline(result, write); });
   if (!result.provenance.scenario_text.empty()) {
     write_file(path, "scenario.yaml", result.provenance.scenario_text);
   }
@@ -169,8 +185,9 @@ void continue_run_directory(const std::string& dir, const RunResult& segment,
   const RunResult whole = join_segments(std::move(earlier), segment);
   write_file(path, "steps.csv", steps_csv(whole));
   write_file(path, "curve.csv", curve_csv(whole));
-  write_file(path, "timeline.json",
-             continued_timeline(std::move(timeline), segment, offset, number));
+  write_file(path, "timeline.json", [&](const TextSink& write) {
+    write_continued_timeline(timeline, segment, offset, number, write);
+  });
   if (!segment.provenance.scenario_text.empty()) {
     write_file(path, "scenario.yaml", segment.provenance.scenario_text);
   }

@@ -19,6 +19,16 @@ double microseconds(double seconds) {
 
 constexpr std::string_view kTimelineEnd = "\n]}\n";
 
+// Text gathered up to this size before it goes to the sink.
+constexpr std::size_t kPiece = 1 << 16;
+
+// Passes `out` on to the sink once it holds a piece.
+void pass_on_full(std::string& out, const TextSink& write) {
+  if (out.size() < kPiece) return;
+  write(out);
+  out.clear();
+}
+
 // The metadata of a lane of the timeline: its name, and where it sorts.
 void append_lane(std::string& out, int tid, int sort_index, const std::string& name) {
   fmt::format_to(std::back_inserter(out),
@@ -38,7 +48,7 @@ int task_sort_index(size_t task) {
 
 // The span events of every task, each starting ",\n", `offset` seconds
 // later than the tasks' clocks say (a continued run's later segment).
-void append_span_events(std::string& out, const RunResult& r, double offset) {
+void write_span_events(std::string& out, const RunResult& r, double offset, const TextSink& write) {
   auto out_it = std::back_inserter(out);
   const int tasks = static_cast<int>(r.tasks.size());
   for (size_t i = 0; i < r.tasks.size(); ++i) {
@@ -58,8 +68,9 @@ void append_span_events(std::string& out, const RunResult& r, double offset) {
       fmt::format_to(out_it,
                      ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":{},\"cat\":\"{}\","
                      "\"ts\":{},\"dur\":{}}}",
-                     tid, json(s.label.empty() ? std::string(kind) : s.label).dump(), kind,
+                     tid, json(s.label.empty() ? std::string(kind) : s.label.text()).dump(), kind,
                      microseconds(offset + s.start), microseconds(std::max(0.0, s.end - s.start)));
+      pass_on_full(out, write);
     }
   }
 }
@@ -69,7 +80,7 @@ void append_span_events(std::string& out, const RunResult& r, double offset) {
 
 }  // namespace
 
-std::string timeline_json(const RunResult& r) {
+void write_timeline(const RunResult& r, const TextSink& write) {
   std::string out;
   auto out_it = std::back_inserter(out);
   auto quoted = [](const std::string& text) { return json(text).dump(); };
@@ -90,35 +101,37 @@ std::string timeline_json(const RunResult& r) {
     std::string name = strategy::task_name(t.task);
     if (!t.host.empty()) name += " @ " + t.host;
     append_lane(out, static_cast<int>(i) + 1, task_sort_index(i), name);
+    pass_on_full(out, write);
   }
-  append_span_events(out, r, 0);
+  write_span_events(out, r, 0, write);
   out += kTimelineEnd;
-  return out;
+  write(out);
 }
 
 // The earlier segments' timeline (its text), with the spans of `segment`
 // after them from `offset` on, behind a mark where the segment begins.
 // Earlier spans are kept as they were written, not read back: a timeline
 // may hold a million of them.
-std::string continued_timeline(std::string earlier, const RunResult& segment, double offset,
-                               int number) {
-  if (earlier.size() < kTimelineEnd.size() ||
-      earlier.compare(earlier.size() - kTimelineEnd.size(), kTimelineEnd.size(), kTimelineEnd) !=
-          0) {
+void write_continued_timeline(std::string_view earlier, const RunResult& segment, double offset,
+                              int number, const TextSink& write) {
+  if (!earlier.ends_with(kTimelineEnd)) {
     // Not a timeline that distlab finished writing: the new segment's own.
-    return timeline_json(segment);
+    write_timeline(segment, write);
+    return;
   }
-  earlier.resize(earlier.size() - kTimelineEnd.size());
+  earlier.remove_suffix(kTimelineEnd.size());
+  write(earlier);
+  std::string out;
   std::string mark = fmt::format("segment {}", number);
   if (!segment.resumed_from.empty()) {
     mark += fmt::format(": resumed at step {}", segment.start_step);
   }
-  fmt::format_to(std::back_inserter(earlier),
+  fmt::format_to(std::back_inserter(out),
                  ",\n{{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":0,\"name\":{},\"ts\":{}}}",
                  json(mark).dump(), microseconds(offset));
-  append_span_events(earlier, segment, offset);
-  earlier += kTimelineEnd;
-  return earlier;
+  write_span_events(out, segment, offset, write);
+  out += kTimelineEnd;
+  write(out);
 }
 
 }  // namespace distlab::run

@@ -347,6 +347,27 @@ TEST_CASE("timeline.json gives what a task computed beside its communication a l
   CHECK((*background)["dur"].get<double>() == Approx(2000.0));
 }
 
+TEST_CASE("a timeline larger than the pieces it is written in is whole, every span in order") {
+  TempDir tmp;
+  distlab::run::RunResult run = three_tasks();
+  // About 100 bytes an event: 20,000 spans are 30 of the writer's 64 KB pieces.
+  const int extra = 20000;
+  for (int i = 0; i < extra; ++i) {
+    run.tasks[0].spans.push_back({distlab::strategy::SpanKind::kCompute, 1.0 + i * 1e-3,
+                                  1.0 + i * 1e-3 + 5e-4, "span " + std::to_string(i)});
+  }
+  distlab::run::write_run_directory(tmp.path.string(), run);
+  CHECK(std::filesystem::file_size(tmp.path / "timeline.json") > 20 * 65536);
+  const json t = read_json(tmp.path / "timeline.json");
+  int seen = 0;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] != "X" || e["tid"] != 1 || e["ts"].get<double>() < 1e6) continue;
+    CHECK(e["name"] == "span " + std::to_string(seen));
+    ++seen;
+  }
+  CHECK(seen == extra);
+}
+
 TEST_CASE("the summary table shows the run and every task") {
   const std::string table = distlab::run::format_summary_table(three_tasks());
   INFO(table);
