@@ -104,8 +104,7 @@ CheckpointHooks synchronous_checkpoint_hooks() {
 TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
   Replica replica(runtime, setup);
   Checkpointing checkpoints(runtime, setup, replica);
-  std::vector<TaskId> ring;
-  for (int r = 0; r < replica.replicas(); ++r) ring.push_back(runtime.cluster().replica(r));
+  const std::vector<TaskId>& ring = replicas_in_rank_order(runtime.cluster());
   const int64_t bucket_floats = setup.strategy().bucket_bytes / static_cast<int64_t>(sizeof(float));
   const int64_t segment_floats = setup.strategy().segment_floats();
   const auto model_bytes = static_cast<uint64_t>(setup.parameter_floats()) * sizeof(float);

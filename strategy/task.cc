@@ -1,6 +1,9 @@
 #include "strategy/task.h"
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 
 namespace distlab::strategy {
 
@@ -65,6 +68,19 @@ TaskId ClusterSpec::task_at(int ordinal) const {
   if (ordinal < chiefs) return {Role::kChief, 0};
   if (ordinal < chiefs + workers) return {Role::kWorker, ordinal - chiefs};
   return {Role::kPs, ordinal - chiefs - workers};
+}
+
+const std::vector<TaskId>& replicas_in_rank_order(const ClusterSpec& cluster) {
+  static std::mutex mutex;
+  // Map nodes stay where they are: the references handed out stay valid.
+  static std::map<std::pair<int, int>, std::vector<TaskId>> lists;
+  const std::lock_guard lock(mutex);
+  auto [list, made] = lists.try_emplace({cluster.chiefs, cluster.workers});
+  if (made) {
+    list->second.reserve(static_cast<std::size_t>(cluster.replicas()));
+    for (int r = 0; r < cluster.replicas(); ++r) list->second.push_back(cluster.replica(r));
+  }
+  return list->second;
 }
 
 }  // namespace distlab::strategy

@@ -40,4 +40,10 @@ struct ClusterSpec {
   TaskId task_at(int ordinal) const;
 };
 
+// Every replica in rank order: a synchronous strategy's ring. One list per
+// cluster shape for the whole process, shared by every task that asks: a
+// simulated cluster of 10,000 replicas would otherwise hold 10,000 copies
+// of it (800 MB). Safe to call from several threads.
+const std::vector<TaskId>& replicas_in_rank_order(const ClusterSpec& cluster);
+
 }  // namespace distlab::strategy

@@ -33,6 +33,18 @@ TEST_CASE("replica ranks put the chief first and leave parameter servers out") {
   CHECK_THROWS(no_chief.replica(2));
 }
 
+TEST_CASE("the replicas in rank order are one list per cluster shape") {
+  const ClusterSpec cluster{.chiefs = 1, .workers = 3, .ps = 2};
+  const std::vector<TaskId>& ring = replicas_in_rank_order(cluster);
+  REQUIRE(ring.size() == 4);
+  for (int r = 0; r < 4; ++r) CHECK(ring[r] == cluster.replica(r));
+  // Another task of the same shape (servers apart) gets the same list.
+  CHECK(&replicas_in_rank_order({.chiefs = 1, .workers = 3, .ps = 0}) == &ring);
+  const std::vector<TaskId>& no_chief = replicas_in_rank_order({.chiefs = 0, .workers = 3});
+  CHECK(&no_chief != &ring);
+  CHECK(no_chief.front() == TaskId{Role::kWorker, 0});
+}
+
 TEST_CASE("parts of a buffer cover it exactly and differ by at most one") {
   const int64_t size = GENERATE(0, 1, 7, 64, 1001);
   const int64_t parts = GENERATE(1, 2, 3, 8, 13);
