@@ -45,7 +45,7 @@ std::string task_report_json(const TaskReport& report) {
   }
   json spans = json::array();
   for (const Span& s : log.spans)
-    spans.push_back({static_cast<int>(s.kind), s.start, s.end, s.label});
+    spans.push_back({static_cast<int>(s.kind), s.start, s.end, s.label.text()});
   json curve = json::array();
   for (const CurvePoint& c : log.curve) {
     curve.push_back(
@@ -103,7 +103,8 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
                            .phase_cpu = s[13].get<strategy::PhaseSeconds>()});
     }
     for (const json& s : j.at("spans")) {
-      log.spans.push_back({static_cast<SpanKind>(s[0].get<int>()), s[1], s[2], s[3]});
+      log.spans.push_back(
+          {static_cast<SpanKind>(s[0].get<int>()), s[1], s[2], s[3].get<std::string>()});
     }
     for (const json& c : j.at("curve")) {
       log.curve.push_back({.seconds = c[0],

@@ -259,8 +259,15 @@ bool Runtime::keeps_spans() {
   return false;
 }
 
-void Runtime::add_span(SpanKind kind, double start, double end, const std::string& label) {
-  if (keeps_spans()) log_.spans.push_back({kind, start, end, label});
+void Runtime::add_span(SpanKind kind, double start, double end, std::string_view label) {
+  if (!keeps_spans()) return;
+  // Grown no further than the limit: a thousand simulated tasks each a
+  // few hundred spans, not the next power of two.
+  std::vector<Span>& spans = log_.spans;
+  if (spans.size() == spans.capacity()) {
+    spans.reserve(std::min(span_limit_, std::max<std::size_t>(16, 2 * spans.size())));
+  }
+  spans.push_back({kind, start, end, label});
 }
 
 void append_log(TaskLog& into, TaskLog&& later) {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -340,7 +341,7 @@ class Runtime {
   bool admit(const Message& message);
   // Whether one more span fits under the limit; counts it as dropped if not.
   bool keeps_spans();
-  void add_span(SpanKind kind, double start, double end, const std::string& label);
+  void add_span(SpanKind kind, double start, double end, std::string_view label);
   std::optional<Message> take_stashed(TaskId from, Tag tag);
   // The stashed message next in its sender's order with this tag, from the
   // first sender (by ordinal) that has one.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strategy/phase.h"
+#include "strategy/span_label.h"
 #include "strategy/task.h"
 
 namespace distlab::strategy {
@@ -31,7 +32,7 @@ struct Span {
   SpanKind kind;
   double start = 0;  // seconds on the task's clock (simulated or wall)
   double end = 0;
-  std::string label;  // "forward+backward", "ring reduce-scatter", "push ps:0"...
+  SpanLabel label;  // "forward+backward", "ring reduce-scatter", "push ps:0"...
 };
 
 // One training step of one task (a PS logs one "step" per update applied).
