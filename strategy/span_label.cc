@@ -17,7 +17,12 @@ struct TextHash {
 
 }  // namespace
 
-const std::string SpanLabel::kEmpty;
+// A function's own: a label made while statics are being initialised
+// (anywhere) still reads as empty.
+const std::string& SpanLabel::no_text() {
+  static const std::string empty;
+  return empty;
+}
 
 SpanLabel::SpanLabel(std::string_view text) {
   if (text.empty()) return;

@@ -17,8 +17,8 @@ class SpanLabel {
   SpanLabel(const std::string& text) : SpanLabel(std::string_view(text)) {}  // NOLINT
   SpanLabel(const char* text) : SpanLabel(std::string_view(text)) {}         // NOLINT
 
-  const std::string& text() const { return *text_; }
-  bool empty() const { return text_->empty(); }
+  const std::string& text() const { return text_ != nullptr ? *text_ : no_text(); }
+  bool empty() const { return text_ == nullptr; }
 
   friend bool operator==(const SpanLabel& a, const SpanLabel& b) { return a.text_ == b.text_; }
   friend bool operator==(const SpanLabel& a, std::string_view b) { return a.text() == b; }
@@ -26,8 +26,8 @@ class SpanLabel {
   friend bool operator==(const SpanLabel& a, const char* b) { return a.text() == b; }
 
  private:
-  const std::string* text_ = &kEmpty;
-  static const std::string kEmpty;
+  static const std::string& no_text();
+  const std::string* text_ = nullptr;  // nullptr: no text
 };
 
 }  // namespace distlab::strategy
