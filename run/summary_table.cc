@@ -58,15 +58,21 @@ Row task_row(const TaskLog& t) {
           megabytes(t.bytes_received)};
 }
 
-}  // namespace
+// Appends "key        value" to `out`.
+class KeyLines {
+ public:
+  explicit KeyLines(std::string& out) : out_(out) {}
+  void operator()(std::string_view key, const std::string& value) {
+    fmt::format_to(std::back_inserter(out_), "{:<12}{}\n", key, value);
+  }
 
-std::string format_summary_table(const RunResult& r) {
-  const Totals totals = totals_of(r.tasks);
-  std::string out;
-  auto line = [&](std::string_view key, const std::string& value) {
-    fmt::format_to(std::back_inserter(out), "{:<12}{}\n", key, value);
-  };
+ private:
+  std::string& out_;
+};
 
+// What ran, how long, how fast, and how much of it communicated.
+void append_run_lines(std::string& out, const RunResult& r, const Totals& totals) {
+  KeyLines line(out);
   line("scenario",
        r.description.empty() ? r.scenario : fmt::format("{} ({})", r.scenario, r.description));
   line("strategy", r.strategy);
@@ -95,6 +101,11 @@ std::string format_summary_table(const RunResult& r) {
                                 "pass, {} exposed",
                                 duration(totals.hidden_communication), duration(exposed)));
   }
+}
+
+// What the run ended with, and what happened to it on the way.
+void append_outcome_lines(std::string& out, const RunResult& r, const Totals& totals) {
+  KeyLines line(out);
   const bool timing = r.fidelity == "timing";
   const std::string unknown = timing ? "n/a (timing)" : "n/a";
   line("final loss", std::isfinite(r.final_loss) ? fmt::format("{:.4f}", r.final_loss) : unknown);
@@ -133,8 +144,10 @@ std::string format_summary_table(const RunResult& r) {
   for (const MissingReport& m : r.missing_reports) {
     line("missing", fmt::format("the report of {}: {}", m.task, m.reason));
   }
+}
 
-  // The tasks: all of them up to 20, else the first 8, the last 4 and a note.
+// The tasks: all of them up to 20, else the first 8, the last 4 and a note.
+void append_task_table(std::string& out, const RunResult& r, const Totals& totals) {
   constexpr size_t kMaxRows = 20, kHead = 8, kTail = 4;
   const size_t n = r.tasks.size();
   std::vector<Row> rows;
@@ -196,6 +209,16 @@ std::string format_summary_table(const RunResult& r) {
     out += std::string(rule, '-') + "\n";
     print(total);
   }
+}
+
+}  // namespace
+
+std::string format_summary_table(const RunResult& r) {
+  const Totals totals = totals_of(r.tasks);
+  std::string out;
+  append_run_lines(out, r, totals);
+  append_outcome_lines(out, r, totals);
+  append_task_table(out, r, totals);
   return out;
 }
 
