@@ -135,6 +135,55 @@ json segments_json(const RunResult& r) {
   return segments;
 }
 
+// Where the tasks ran (one_host, per_task) and on how many cores.
+json placement_json(const RunResult& r) {
+  json placement{{"kind", r.placement.kind}};
+  if (r.placement.host_cores > 0) placement["host_cores"] = r.placement.host_cores;
+  if (r.placement.threads_per_task > 0) {
+    placement["threads_per_task"] = r.placement.threads_per_task;
+  }
+  return placement;
+}
+
+// Bytes per role: what the chief, the workers and the parameter servers
+// sent and received, each role's tasks together.
+json bytes_by_role_json(const RunResult& r) {
+  json by_role = json::object();
+  for (const TaskLog& t : r.tasks) {
+    json& role = by_role[strategy::role_name(t.task.role)];
+    if (role.is_null()) role = {{"bytes_sent", uint64_t{0}}, {"bytes_received", uint64_t{0}}};
+    role["bytes_sent"] = role["bytes_sent"].get<uint64_t>() + t.bytes_sent;
+    role["bytes_received"] = role["bytes_received"].get<uint64_t>() + t.bytes_received;
+  }
+  return by_role;
+}
+
+// The machine types the run used, with their figures.
+json machines_json(const RunResult& r) {
+  json machines = json::object();
+  for (const MachineFacts& m : r.provenance.machines) {
+    json& entry = machines[m.name];
+    entry["description"] = m.description;
+    for (const auto& [key, value] : m.figures) {
+      // Counts (vCPUs, GPUs) as integers, figures as they are.
+      const bool whole =
+          std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15;
+      entry[key] = whole ? json(static_cast<int64_t>(value)) : number(value);
+    }
+  }
+  return machines;
+}
+
+json tasks_json(const RunResult& r) {
+  json tasks = json::array();
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    tasks.push_back(
+        task_summary(r.tasks[i], i < r.task_updates.size() ? &r.task_updates[i] : nullptr,
+                     i < r.task_gradients_dropped.size() ? r.task_gradients_dropped[i] : 0));
+  }
+  return tasks;
+}
+
 }  // namespace
 
 std::string summary_json(const RunResult& r) {
@@ -147,14 +196,7 @@ std::string summary_json(const RunResult& r) {
   summary["fidelity"] = r.fidelity;
   summary["seed"] = r.seed;
   summary["isa"] = run_isa(r.tasks);
-  if (!r.placement.kind.empty()) {
-    json placement{{"kind", r.placement.kind}};
-    if (r.placement.host_cores > 0) placement["host_cores"] = r.placement.host_cores;
-    if (r.placement.threads_per_task > 0) {
-      placement["threads_per_task"] = r.placement.threads_per_task;
-    }
-    summary["placement"] = placement;
-  }
+  if (!r.placement.kind.empty()) summary["placement"] = placement_json(r);
   if (!r.calibrated_from.empty()) summary["calibrated_from"] = json::parse(r.calibrated_from);
   if (is_simulated(r)) summary["simulated_seconds"] = number(r.run_seconds);
   summary["run_seconds"] = number(r.run_seconds);
@@ -195,41 +237,15 @@ std::string summary_json(const RunResult& r) {
       number(fraction(totals.compute + totals.communication, 0, totals.waiting));
   summary["bytes_sent"] = totals.bytes_sent;
   summary["bytes_received"] = totals.bytes_received;
-  // Bytes per role: what the chief, the workers and the parameter servers
-  // sent and received, each role's tasks together.
-  json by_role = json::object();
-  for (const TaskLog& t : r.tasks) {
-    json& role = by_role[strategy::role_name(t.task.role)];
-    if (role.is_null()) role = {{"bytes_sent", uint64_t{0}}, {"bytes_received", uint64_t{0}}};
-    role["bytes_sent"] = role["bytes_sent"].get<uint64_t>() + t.bytes_sent;
-    role["bytes_received"] = role["bytes_received"].get<uint64_t>() + t.bytes_received;
-  }
-  summary["bytes_by_role"] = std::move(by_role);
+  summary["bytes_by_role"] = bytes_by_role_json(r);
   summary["final_loss"] = number(r.final_loss);
   summary["final_accuracy"] = number(r.final_accuracy);
   summary["weights_sha256"] = r.weights_sha256.empty() ? json(nullptr) : json(r.weights_sha256);
   summary["timeline_spans_dropped"] = r.spans_dropped;
   summary["command"] = r.provenance.command;
   summary["version"] = r.provenance.version;
-  json machines = json::object();
-  for (const MachineFacts& m : r.provenance.machines) {
-    json& entry = machines[m.name];
-    entry["description"] = m.description;
-    for (const auto& [key, value] : m.figures) {
-      // Counts (vCPUs, GPUs) as integers, figures as they are.
-      const bool whole =
-          std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15;
-      entry[key] = whole ? json(static_cast<int64_t>(value)) : number(value);
-    }
-  }
-  summary["machines"] = std::move(machines);
-  json tasks = json::array();
-  for (size_t i = 0; i < r.tasks.size(); ++i) {
-    tasks.push_back(
-        task_summary(r.tasks[i], i < r.task_updates.size() ? &r.task_updates[i] : nullptr,
-                     i < r.task_gradients_dropped.size() ? r.task_gradients_dropped[i] : 0));
-  }
-  summary["tasks"] = std::move(tasks);
+  summary["machines"] = machines_json(r);
+  summary["tasks"] = tasks_json(r);
   return summary.dump(2) + "\n";
 }
 
