@@ -114,11 +114,7 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"A bare SimGrid ring all-reduce (reduce-scatter + all-gather) on a star network"};
+void add_options(CLI::App& app, Options& o) {
   app.add_option("--workers", o.workers, "ring members, one host each")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
@@ -148,25 +144,10 @@ int main(int argc, char** argv) {
                  "receive, before its send: the addition as ./simulate times it on a host of the "
                  "task's own (bench/simulate_scale.sh passes the scenario's)")
       ->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
-  if (o.bytes % 4 != 0) {
-    std::fprintf(stderr, "error: --bytes %lld is not a multiple of 4 (a buffer of floats)\n",
-                 static_cast<long long>(o.bytes));
-    return 2;
-  }
+}
 
-  const auto setup_start = std::chrono::steady_clock::now();
-  // SimGrid reads only the program name: the options above are ours.
-  int sg_argc = 1;
-  char* sg_argv[] = {argv[0], nullptr};
-  sg4::Engine engine(&sg_argc, sg_argv);
-  xbt_log_control_set("root.thres:warning");
-  // Exact alpha-beta links (see ../shared/TOOLCHAIN.md): no latency or
-  // bandwidth factors, no cross-traffic, no TCP window cap.
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("network/TCP-gamma:0");
-
+// One host per member on a star of split-duplex links.
+std::vector<sg4::Host*> build_star(const Options& o) {
   const int p = o.workers;
   const double latency = o.latency_us * 1e-6;
   const double bandwidth = o.bandwidth_gbps * 1e9 / 8;  // bytes/s
@@ -189,8 +170,12 @@ int main(int argc, char** argv) {
     hosts.push_back(host);
   }
   zone->seal();
+  return hosts;
+}
 
-  Ring ring;
+// The ring's plan, and an actor per member on its host.
+void start_ring(Ring& ring, const Options& o, const std::vector<sg4::Host*>& hosts) {
+  const int p = o.workers;
   ring.p = p;
   ring.steps = o.steps;
   ring.mode = o.send == "detach"  ? SendMode::kDetach
@@ -210,6 +195,39 @@ int main(int argc, char** argv) {
     name += std::to_string(i);
     sg4::Actor::create(name, hosts[i], [&ring, i] { ring_member(ring, i); });
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"A bare SimGrid ring all-reduce (reduce-scatter + all-gather) on a star network"};
+  add_options(app, o);
+  CLI11_PARSE(app, argc, argv);
+  if (o.bytes % 4 != 0) {
+    std::fprintf(stderr, "error: --bytes %lld is not a multiple of 4 (a buffer of floats)\n",
+                 static_cast<long long>(o.bytes));
+    return 2;
+  }
+
+  const auto setup_start = std::chrono::steady_clock::now();
+  // SimGrid reads only the program name: the options above are ours.
+  int sg_argc = 1;
+  char* sg_argv[] = {argv[0], nullptr};
+  sg4::Engine engine(&sg_argc, sg_argv);
+  xbt_log_control_set("root.thres:warning");
+  // Exact alpha-beta links: no latency or bandwidth factors, no
+  // cross-traffic, no TCP window cap (as ./simulate's cm02 model).
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+
+  const int p = o.workers;
+  const double latency = o.latency_us * 1e-6;
+  const double bandwidth = o.bandwidth_gbps * 1e9 / 8;  // bytes/s
+  const std::vector<sg4::Host*> hosts = build_star(o);
+  Ring ring;
+  start_ring(ring, o, hosts);
   const double setup_seconds = seconds_since(setup_start);
 
   const double cpu_start = cpu_seconds();
