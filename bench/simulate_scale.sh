@@ -45,7 +45,8 @@
 #   --bare-only          run the bare ring alone (N from --bytes, default 373504)
 #   --build-dir DIR      binaries from DIR, built there with cmake --build
 #                        (default build/, built with tools/build)
-#   --no-build           use the binaries as they are
+#   --no-build           use the binaries as they are (with a warning when a
+#                        source changed after them)
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -149,6 +150,26 @@ sim_bin=${build_dir:-build}/bin/distlab-simulate
 if [ "$bare_only" = 0 ]; then
   [ -x "$sim_bin" ] || die "$sim_bin is missing (run without --no-build)"
   [ -f "$scenario" ] || die "no scenario $scenario"
+fi
+# Binaries as they are may not be the code's: say so when a source changed
+# after them (an edit, or a checkout that undid one), so that a figure is
+# not taken for the committed code's.
+warn_stale() {
+  echo "simulate_scale: warning: $1 is older than $2(built before a change; run without --no-build)" >&2
+}
+# newer_sources BIN DIR...: the first sources under DIR... changed after BIN.
+newer_sources() {
+  local bin=$1
+  shift
+  find "$@" \( -name '*.cc' -o -name '*.h' \) -newer "$bin" 2>/dev/null | head -3 | tr '\n' ' '
+}
+if [ "$build" = 0 ]; then
+  stale=$(newer_sources "$bare_bin" bench/bare_ring.cc)
+  [ -z "$stale" ] || warn_stale "$bare_bin" "$stale"
+  if [ "$bare_only" = 0 ]; then
+    stale=$(newer_sources "$sim_bin" apps common net nn run sim strategy)
+    [ -z "$stale" ] || warn_stale "$sim_bin" "$stale"
+  fi
 fi
 
 # The bare ring's links: the options, else the scenario's network section
