@@ -20,10 +20,9 @@ class SpanLabel {
   const std::string& text() const { return text_ != nullptr ? *text_ : no_text(); }
   bool empty() const { return text_ == nullptr; }
 
+  // One copy per text: equal texts, equal pointers. A text on either side
+  // becomes a label first.
   friend bool operator==(const SpanLabel& a, const SpanLabel& b) { return a.text_ == b.text_; }
-  friend bool operator==(const SpanLabel& a, std::string_view b) { return a.text() == b; }
-  friend bool operator==(const SpanLabel& a, const std::string& b) { return a.text() == b; }
-  friend bool operator==(const SpanLabel& a, const char* b) { return a.text() == b; }
 
  private:
   static const std::string& no_text();
