@@ -52,7 +52,8 @@ void Checkpointing::after_step(int64_t steps_done) {
   const bool by_steps = config.every_steps > 0 && steps_done % config.every_steps == 0;
   const bool by_time =
       config.every_seconds > 0 && runtime_.now() - last_written_at_ >= config.every_seconds;
-  if ((by_steps || by_time) && steps_done != last_written_) write(steps_done);
+  if ((by_steps || by_time) && steps_done != last_written_)
+    runtime_.between_steps(steps_done, [&] { write(steps_done); });
 }
 
 void Checkpointing::finish(int64_t steps_done) {

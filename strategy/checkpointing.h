@@ -44,7 +44,10 @@ class Checkpointing {
   // once this task holds its part of the checkpoint, or for a task that
   // rejoins a run, the step it had reached.
   int64_t start();
-  // After every step of every replica; the chief writes when it is due.
+  // After every step of every replica, once the step has ended; the chief
+  // writes when it is due, as work of the next step (Runtime::between_steps):
+  // a task killed while writing has kept the record of every step the
+  // checkpoint holds.
   void after_step(int64_t steps_done);
   // After the last step: the chief's final checkpoint, when checkpoints are
   // on and the last step has none yet.

@@ -197,8 +197,8 @@ TaskOutcome train_with_parameter_servers(Runtime& runtime, const TrainingSetup& 
     }
     replica.after_step(step, loss);
     if (decides_rate) send_learning_rate(runtime, replica, step);
-    checkpoints.after_step(step + 1);
     runtime.end_step(loss);
+    checkpoints.after_step(step + 1);
   }
   runtime.wait_sends();
   checkpoints.finish(replica.total_steps());

@@ -214,9 +214,14 @@ void Runtime::await_input(int64_t /*examples*/, const InputPipeline& /*input*/) 
 void Runtime::begin_step(int64_t step) {
   if (step_hook_) step_hook_(step);
   account_cpu(Phase::kOther);  // since the last phase: the run's, not the step's
-  step_.emplace();
-  step_->step = step;
-  step_->start = now();
+  if (prelude_ && prelude_->step == step) {
+    step_ = std::move(prelude_);
+  } else {
+    step_.emplace();
+    step_->step = step;
+    step_->start = now();
+  }
+  prelude_.reset();
   examples_at_step_start_ = log_.examples;
   if (step_observer_) step_observer_->began(step);
 }
@@ -234,6 +239,20 @@ void Runtime::end_step(double loss, int64_t staleness) {
   step_->staleness = staleness;
   log_.steps.push_back(*step_);
   if (step_observer_) step_observer_->ended(*step_, log_.examples - examples_at_step_start_);
+  step_.reset();
+}
+
+void Runtime::between_steps(int64_t next_step, const std::function<void()>& work) {
+  if (step_)
+    throw Error(task_name(self_) + ": work between steps inside step " +
+                std::to_string(step_->step));
+  account_cpu(Phase::kOther);
+  step_.emplace();
+  step_->step = next_step;
+  step_->start = now();
+  // A task that dies in `work` dies in a step (in_step()): the next one.
+  work();
+  prelude_ = std::move(step_);
   step_.reset();
 }
 

@@ -245,6 +245,13 @@ class Runtime {
   // added to that step's row of steps.csv.
   void begin_step(int64_t step);
   void end_step(double loss = 0, int64_t staleness = -1);
+  // Work between two steps that the next one pays for: the checkpoint of
+  // the steps done, written once the last one's record is kept, so that a
+  // task killed while writing it has lost no finished step's record. What
+  // `work` does is accounted as a step's (phases, bytes, checkpoint time),
+  // and step `next_step` begins where it began; if no step follows, the
+  // run's totals alone hold it.
+  void between_steps(int64_t next_step, const std::function<void()>& work);
   void add_curve_point(const CurvePoint& point) { log_.curve.push_back(point); }
   // Examples a replica trains on in a step (the log's `examples`).
   void count_examples(int64_t examples) { log_.examples += examples; }
@@ -356,6 +363,7 @@ class Runtime {
   TaskLog log_;
   Slowdown slowdown_;
   std::optional<StepRecord> step_;
+  std::optional<StepRecord> prelude_;  // between_steps' work, for the next step
   struct Background {
     double start = 0;
     double factor = 1;

@@ -141,8 +141,8 @@ TaskOutcome train_synchronously(Runtime& runtime, const TrainingSetup& setup) {
     replica.apply_gradients();
     replica.after_step(step, loss);
     if (replica.ends_scheduled_epoch(step)) share_learning_rate(runtime, replica, step);
-    checkpoints.after_step(step + 1);
     runtime.end_step(loss);
+    checkpoints.after_step(step + 1);
   }
   checkpoints.finish(replica.total_steps());
   return replica.finish();

@@ -98,9 +98,15 @@ TEST_CASE("a simulated checkpoint costs its bytes over the disk's bandwidth plus
   const double expected =
       3 * (bytes_per_file / machine.disk_write_bandwidth + machine.disk_file_seconds);
   CHECK(c["checkpoint_seconds"].get<double>() == Approx(expected).epsilon(0.01));
-  // The cost lands in the steps that wrote them.
-  CHECK(c["step_checkpoint"][2].get<double>() == Approx(expected / 3).epsilon(0.01));
-  CHECK(c["step_checkpoint"][3].get<double>() == 0);
+  // The cost lands in the step after those a checkpoint holds, written
+  // once their records are kept: steps 3 and 6; the last, after step 8,
+  // in none.
+  CHECK(c["step_checkpoint"][2].get<double>() == 0);
+  CHECK(c["step_checkpoint"][3].get<double>() == Approx(expected / 3).epsilon(0.01));
+  CHECK(c["step_checkpoint"][6].get<double>() == Approx(expected / 3).epsilon(0.01));
+  double in_steps = 0;
+  for (const json& seconds : c["step_checkpoint"]) in_steps += seconds.get<double>();
+  CHECK(in_steps == Approx(2 * expected / 3).epsilon(0.01));
   // Only the chief writes.
   CHECK(run["tasks"][1]["checkpoints"] == 0);
   CHECK(run["tasks"][1]["checkpoint_seconds"] == 0.0);

@@ -1,6 +1,8 @@
 // A runtime's step observer hears of each step as it begins, after the
 // step hook (a fault that strikes as a step begins leaves it unbegun), and
 // as it ends, with the step's record and the examples trained on in it.
+// Work between two steps (a checkpoint) comes after the step before is
+// heard to end, and is accounted to the step after.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -71,4 +73,46 @@ TEST_CASE("A step observer hears each step begin after the step hook, and end wi
                                                  "ended 1 at 3, loss 0.50, 64 examples"});
   CHECK(runtime.log().examples == 7 + 64 + 64);
   CHECK(runtime.log().steps.size() == 2);
+}
+
+TEST_CASE("Work between steps comes after the step before is kept, and is the next step's") {
+  ClockRuntime runtime;  // each reading of the clock a second later
+  Heard heard;
+  runtime.set_step_observer(&heard);
+  runtime.begin_step(0);   // from 0
+  runtime.end_step(0.25);  // to 1
+  runtime.begin_step(1);   // from 2
+  runtime.end_step(0.5);   // to 3
+  std::vector<std::string> heard_before_work;
+  runtime.between_steps(2, [&] {  // from 4
+    heard_before_work = heard.events;
+    CHECK(runtime.in_step());
+    CHECK_THROWS_AS(runtime.between_steps(3, [] {}), Error);
+    runtime.checkpoint("checkpoint step 2", 100, [] {});  // from 5 to 6
+  });
+  CHECK_FALSE(runtime.in_step());
+  // A task killed while writing the checkpoint has kept step 1's record.
+  CHECK(heard_before_work.back() == "ended 1 at 3, loss 0.50, 0 examples");
+  CHECK(runtime.log().steps.size() == 2);
+  runtime.begin_step(2);
+  runtime.end_step(0.75);  // to 7
+  REQUIRE(runtime.log().steps.size() == 3);
+  const StepRecord& step = runtime.log().steps.back();
+  CHECK(step.step == 2);
+  CHECK(step.start == 4);
+  CHECK(step.end == 7);
+  CHECK(step.checkpoint_seconds == 1);
+  CHECK(step.phases[index_of(Phase::kCheckpoint)] == 1);
+  CHECK(runtime.log().checkpoint_seconds == 1);
+}
+
+TEST_CASE("Work between steps that no step follows is the run's alone") {
+  ClockRuntime runtime;
+  runtime.begin_step(0);
+  runtime.end_step();
+  runtime.between_steps(1, [&] { runtime.checkpoint("checkpoint step 1", 100, [] {}); });
+  CHECK(runtime.log().steps.size() == 1);
+  CHECK(runtime.log().steps[0].checkpoint_seconds == 0);
+  CHECK(runtime.log().checkpoint_seconds == 1);
+  CHECK(runtime.log().checkpoints == 1);
 }
