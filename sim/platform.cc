@@ -149,7 +149,8 @@ ClusterPlan plan_one_host(const run::Scenario& scenario, const MachineCatalog& c
                           .disk = disk_of(machine),
                           .input_cpu = input_cpu_of(machine, static_cast<int>(spec.tasks().size())),
                           .message_cpu = message_cpu,
-                          .share = uneven});
+                          .share = uneven,
+                          .takes_messages_in_turn = load > 1});
   }
   return plan;
 }

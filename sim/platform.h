@@ -44,6 +44,9 @@ struct HostPlan {
   // one_host: its share of the cores, as unevenly as ./calibrate measured
   // the machine's scheduler to share them at this many tasks.
   ShareUnevenness share;
+  // one_host with more threads than cores: the messages that arrived while
+  // the task was busy are taken in turn by sender (messages_in_turn.h).
+  bool takes_messages_in_turn = false;
 };
 
 struct ClusterPlan {

@@ -144,9 +144,30 @@ void SimRuntime::transmit(strategy::TaskId to, Message message) {
 }
 
 Message SimRuntime::receive(Tag tag) {
-  std::unique_ptr<Message> payload(mailboxes_.at(ordinal_, tag)->get<Message>());
-  spend_message_cpu(payload->bytes);
-  return std::move(*payload);
+  simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
+  if (!in_turn_) {
+    std::unique_ptr<Message> payload(box->get<Message>());
+    spend_message_cpu(payload->bytes);
+    return std::move(*payload);
+  }
+  // Everything that has arrived, then the next sender's in turn; or, when
+  // nothing has, the first to come. (SimGrid's ready() looks at the oldest
+  // message still arriving first: while one is, those that arrived behind
+  // it wait for the next receive, and get() takes them in arrival order.)
+  MessagesInTurn& waiting = (*in_turn_)[tag];
+  while (box->ready()) {
+    std::unique_ptr<Message> payload(box->get<Message>());
+    const int sender = cluster().ordinal(payload->from);
+    waiting.add(sender, std::move(*payload));
+  }
+  std::optional<Message> message = waiting.take();
+  if (!message) {
+    std::unique_ptr<Message> payload(box->get<Message>());
+    waiting.took_from(cluster().ordinal(payload->from));
+    message = std::move(*payload);
+  }
+  spend_message_cpu(message->bytes);
+  return std::move(*message);
 }
 
 // A CPU's time for `work`; on a GPU, the host's time until it goes on: at

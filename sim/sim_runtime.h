@@ -11,6 +11,7 @@
 #include <simgrid/forward.h>
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -22,6 +23,7 @@
 #include "sim/input_pipeline_model.h"
 #include "sim/machine.h"
 #include "sim/measured_costs.h"
+#include "sim/messages_in_turn.h"
 #include "strategy/runtime.h"
 
 namespace distlab::sim {
@@ -79,6 +81,10 @@ class SimRuntime : public strategy::Runtime {
   // at; none (every message modelled) by default.
   void set_closed_form(ClosedFormCollectives* table) { closed_form_ = table; }
   bool collectives_in_closed_form() const override { return closed_form_ != nullptr; }
+  // On a host whose threads outnumber its cores: the messages that arrived
+  // while the task was busy are taken in turn by sender (messages_in_turn.h),
+  // not in the order they came.
+  void take_messages_in_turn() { in_turn_.emplace(); }
   // The compute charged (its seconds alone times the threads it runs on)
   // and the messages' CPU on a shared host.
   double cpu_now() const override { return cpu_spent_; }
@@ -135,6 +141,8 @@ class SimRuntime : public strategy::Runtime {
   int charged_threads() const;
 
   int ordinal_;
+  // take_messages_in_turn's messages, by tag; none in arrival order.
+  std::optional<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
   int compute_threads_ = 0;        // on a shared host; 0: the host is the task's own
   MessageCpu message_cpu_;         // what a message costs the shared host
   PhaseCosts phase_costs_;         // the model's costs, as a real run measured them

@@ -168,6 +168,7 @@ struct TaskSupervisor::State {
       runtime.set_devices(plan.hosts[t].device.devices);
       runtime.set_slowdown(run::task_slowdown(scenario, slots[t].task));
       runtime.set_rejoining(rejoin);
+      if (plan.hosts[t].takes_messages_in_turn) runtime.take_messages_in_turn();
       if (closed_form) runtime.set_closed_form(&*closed_form);
       runtime.set_step_hook([this, t](int64_t step) {
         if (policy.take_step_fault(t, step)) throw TaskCrash{"at_step " + std::to_string(step)};

@@ -12,7 +12,8 @@ namespace distlab::testing {
 
 CollectiveRun run_collective(int tasks, double latency, double bandwidth,
                              strategy::Fidelity fidelity,
-                             const std::function<void(strategy::Runtime&, int rank)>& body) {
+                             const std::function<void(strategy::Runtime&, int rank)>& body,
+                             bool messages_in_turn) {
   int argc = 2;
   char name[] = "collective";
   char log[] = "--log=root.thres:critical";
@@ -42,6 +43,7 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
     actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t] {
       sim::SimRuntime runtime({strategy::Role::kWorker, t}, plan.cluster, fidelity, mailboxes,
                               instant, sim::Disk{});
+      if (messages_in_turn) runtime.take_messages_in_turn();
       try {
         body(runtime, t);
       } catch (const simgrid::ForcefulKillException&) {

@@ -19,8 +19,11 @@ struct CollectiveRun {
 
 // `tasks` workers (no chief, no ps), each host's link `bandwidth` bytes/s,
 // host-to-host latency `latency` s, CM02 network model, compute free.
+// `messages_in_turn`: every task takes the messages that have arrived in
+// turn by sender, as on a crowded host (SimRuntime::take_messages_in_turn).
 CollectiveRun run_collective(int tasks, double latency, double bandwidth,
                              strategy::Fidelity fidelity,
-                             const std::function<void(strategy::Runtime&, int rank)>& body);
+                             const std::function<void(strategy::Runtime&, int rank)>& body,
+                             bool messages_in_turn = false);
 
 }  // namespace distlab::testing

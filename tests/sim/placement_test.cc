@@ -313,6 +313,17 @@ TEST_CASE("a one_host plan: the machine's cores, its loopback shared, or the sce
     // time (no latency here, 2 GB/s).
     CHECK(host.message_cpu.seconds == 0);
     CHECK(host.message_cpu.seconds_per_byte == Approx(0.5 / 2e9));
+    // 2 threads on 3 cores: each task reads its messages as they come.
+    CHECK_FALSE(host.takes_messages_in_turn);
+  }
+  // 2 threads on 1 core: what arrived while a task was busy is taken in
+  // turn by sender.
+  const auto one_core = distlab::sim::MachineCatalog::load(write_catalog(dir, {.cores = 1}));
+  std::ofstream(dir + "/crowded.yaml") << allreduce("one_host", 2);
+  for (const auto& host :
+       distlab::sim::plan_cluster(distlab::run::load_scenario(dir + "/crowded.yaml"), one_core)
+           .hosts) {
+    CHECK(host.takes_messages_in_turn);
   }
   // With one, each side pays half of it.
   const auto measured = distlab::sim::MachineCatalog::load(
@@ -333,7 +344,9 @@ TEST_CASE("a one_host plan: the machine's cores, its loopback shared, or the sce
     CHECK(host.link_bandwidth == Approx(4e9 / 8));
     CHECK(host.link_latency == Approx(50e-6));
   }
-  CHECK_FALSE(plan_of(allreduce("per_task", 2)).one_host);
+  const auto per_task = plan_of(allreduce("per_task", 2));
+  CHECK_FALSE(per_task.one_host);
+  for (const auto& host : per_task.hosts) CHECK_FALSE(host.takes_messages_in_turn);
   fs::remove_all(dir);
 }
 

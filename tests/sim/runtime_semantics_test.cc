@@ -3,6 +3,7 @@
 // sent, whatever their sizes and whoever else is sending.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <simgrid/s4u/Actor.hpp>
 
 #include "child_process.h"
 #include "collective_harness.h"
@@ -141,4 +142,41 @@ TEST_CASE("posted receives and borrowed sends copy in the simulator and keep the
             throw std::runtime_error("posted receives took the wrong payloads");
           }
         }) == "ok");
+}
+
+// Workers 3, 1 and 2 send to worker 0 (3 twice, first) while it is busy,
+// then worker 1 once more while it waits: the order it takes them in.
+std::string order_taken(bool messages_in_turn) {
+  return testing::in_child_process([&] {
+    std::string order;
+    const auto body = [&order](Runtime& runtime, int rank) {
+      const auto message = [](int64_t step) {
+        return make_message(Tag::kToParameterServer, step, 0, nullptr);
+      };
+      if (rank == 0) {
+        simgrid::s4u::this_actor::sleep_for(1e-3);  // busy while they arrive
+        for (int i = 0; i < 5; ++i) {
+          const Message m = runtime.recv_any(Tag::kToParameterServer);
+          order += std::to_string(m.from.index) + "." + std::to_string(m.step) + " ";
+        }
+        return;
+      }
+      simgrid::s4u::this_actor::sleep_for(1e-5 * (rank == 3 ? 0 : rank));
+      runtime.send({Role::kWorker, 0}, message(0));
+      if (rank == 3) runtime.send({Role::kWorker, 0}, message(1));
+      if (rank == 1) {
+        simgrid::s4u::this_actor::sleep_for(2e-3);  // worker 0 waits for it
+        runtime.send({Role::kWorker, 0}, message(1));
+      }
+    };
+    testing::run_collective(4, 50e-6, 1e9, Fidelity::kFull, body, messages_in_turn);
+    return order;
+  });
+}
+
+TEST_CASE("a crowded task takes the messages that arrived while it was busy in turn by sender") {
+  // In arrival order by default; in turn by sender, each sender's in order,
+  // and then the one waited for as it comes.
+  CHECK(order_taken(false) == "3.0 3.1 1.0 2.0 1.1 ");
+  CHECK(order_taken(true) == "1.0 2.0 3.0 3.1 1.1 ");
 }
