@@ -34,7 +34,7 @@ class MessagesInTurn {
   // A message from the sender of cluster ordinal `sender`, arrived and not
   // yet taken.
   void add(int sender, strategy::Message message);
-  bool empty() const { return waiting_ == 0; }
+  bool empty() const { return by_sender_.empty(); }
   // The oldest message of the first sender after the one last taken (in
   // ordinal order, wrapping round); nothing when none is waiting.
   std::optional<strategy::Message> take();
@@ -43,8 +43,8 @@ class MessagesInTurn {
   void took_from(int sender) { last_sender_ = sender; }
 
  private:
+  // Only senders with a message waiting, each's in the order sent.
   std::map<int, std::deque<strategy::Message>> by_sender_;
-  std::size_t waiting_ = 0;
   int last_sender_ = -1;
 };
 

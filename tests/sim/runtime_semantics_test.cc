@@ -144,6 +144,8 @@ TEST_CASE("posted receives and borrowed sends copy in the simulator and keep the
         }) == "ok");
 }
 
+namespace {
+
 // Workers 3, 1 and 2 send to worker 0 (3 twice, first) while it is busy,
 // then worker 1 once more while it waits: the order it takes them in.
 std::string order_taken(bool messages_in_turn) {
@@ -173,6 +175,8 @@ std::string order_taken(bool messages_in_turn) {
     return order;
   });
 }
+
+}  // namespace
 
 TEST_CASE("a crowded task takes the messages that arrived while it was busy in turn by sender") {
   // In arrival order by default; in turn by sender, each sender's in order,
