@@ -115,11 +115,6 @@ class SimRuntime : public strategy::Runtime {
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr done;
   };
-  const MailboxTable& mailboxes_;
-  ComputeDevice device_;
-  Disk disk_;
-  InputCpu input_cpu_;
-  std::optional<InputPipelineModel> input_;  // made at the first batch
   // Spends `seconds` of compute (as timed alone) on the task's host.
   void spend_compute(double seconds);
   // Sleeps the compute accumulated below the resolution: before what must
@@ -140,22 +135,31 @@ class SimRuntime : public strategy::Runtime {
   // The threads a computation's time is charged on, in CPU time.
   int charged_threads() const;
 
+  // What every message and computation reads, first and together: a
+  // simulation of a thousand tasks switches among them millions of times,
+  // and each switch finds the task's state out of the caches, a line at a
+  // time.
+  const MailboxTable& mailboxes_;
   int ordinal_;
-  // take_messages_in_turn's messages, by tag; none in arrival order.
-  std::optional<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
-  int compute_threads_ = 0;        // on a shared host; 0: the host is the task's own
-  MessageCpu message_cpu_;         // what a message costs the shared host
-  PhaseCosts phase_costs_;         // the model's costs, as a real run measured them
-  int neighbours_ = 0;             // the other replicas on its machine (TaskCosts)
-  std::mt19937_64 spread_random_;  // draws the spread of each step's work
-  ShareWeights share_weights_;     // the task's uneven share of the shared cores
+  int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
+  int neighbours_ = 0;       // the other replicas on its machine (TaskCosts)
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
-  simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
-  double unslept_ = 0;                          // compute time not yet slept (below the resolution)
+  double unslept_ = 0;      // compute time not yet slept (below the resolution)
+  double cpu_spent_ = 0;    // cpu_now()
+  MessageCpu message_cpu_;  // what a message costs the shared host
   // A GPU's work queued since the host last waited for the device
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;
-  double cpu_spent_ = 0;  // cpu_now()
+  // take_messages_in_turn's messages, by tag; none in arrival order.
+  std::optional<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
+  ComputeDevice device_;
+  PhaseCosts phase_costs_;  // the model's costs, as a real run measured them
+  Disk disk_;
+  InputCpu input_cpu_;
+  std::optional<InputPipelineModel> input_;     // made at the first batch
+  std::mt19937_64 spread_random_;               // draws the spread of each step's work
+  ShareWeights share_weights_;                  // the task's uneven share of the shared cores
+  simgrid::s4u::Host* compute_host_ = nullptr;  // the shared host, found at the first compute
   std::shared_ptr<BackgroundPieces> background_;
   ClosedFormCollectives* closed_form_ = nullptr;
   uint64_t closed_form_sequence_ = 0;        // this task's collectives so far
