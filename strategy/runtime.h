@@ -397,8 +397,8 @@ class Runtime {
   std::array<std::pair<uint64_t, Conversation*>, 2> recent_{};
   std::size_t stashed_ = 0;  // messages in every stash
   uint32_t incarnation_ = 0;
-  // By ordinal: as of the task's start (empty: all 0), then what messages
-  // told (newer lives), and this task's own.
+  // The peers' lives by ordinal: as of the task's start (empty: all 0),
+  // then what messages told (newer lives). The task's own is incarnation_.
   std::shared_ptr<const std::vector<uint32_t>> start_incarnations_;
   std::unordered_map<int, uint32_t> learned_incarnations_;
   bool rejoining_ = false;

@@ -17,7 +17,6 @@ void Runtime::set_incarnations(uint32_t own,
   incarnation_ = own;
   start_incarnations_ = std::move(everyone);
   learned_incarnations_.clear();
-  learned_incarnations_[cluster_.ordinal(self_)] = own;
 }
 
 void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
@@ -25,8 +24,13 @@ void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
 }
 
 uint32_t Runtime::peer_incarnation(int ordinal) const {
-  const auto learned = learned_incarnations_.find(ordinal);
-  if (learned != learned_incarnations_.end()) return learned->second;
+  if (ordinal == cluster_.ordinal(self_)) return incarnation_;
+  // Looked up only once a peer has restarted: a simulated task asks for
+  // every message it sends and receives, and an empty map is not touched.
+  if (!learned_incarnations_.empty()) {
+    const auto learned = learned_incarnations_.find(ordinal);
+    if (learned != learned_incarnations_.end()) return learned->second;
+  }
   const auto at = static_cast<std::size_t>(ordinal);
   return start_incarnations_ && at < start_incarnations_->size() ? (*start_incarnations_)[at] : 0;
 }
