@@ -121,14 +121,10 @@ void Runtime::closed_form_ring(const std::vector<TaskId>& ring, uint64_t chunk_b
   const double end = now();
   const double waiting = met - start;
   const double transfer = end - met;
-  log_.bytes_sent += bytes;
-  log_.bytes_received += bytes;
-  log_.messages_sent += messages;
-  log_.messages_received += messages;
-  if (step_) {
-    step_->bytes_sent += bytes;
-    step_->bytes_received += bytes;
-  }
+  pending_.bytes_sent += bytes;
+  pending_.bytes_received += bytes;
+  pending_.messages_sent += messages;
+  pending_.messages_received += messages;
   spend(Foreground::kWaiting, Phase::kWaiting, start, met);
   spend(Foreground::kCommunication, Phase::kCommunication, met, end);
   account_cpu(Phase::kCommunication);
@@ -150,18 +146,18 @@ void Runtime::spend(Foreground what, Phase phase, double start, double end) {
 }
 
 void Runtime::add_seconds(Foreground what, Phase phase, double seconds) {
-  double* total = &log_.compute_seconds;
-  double* in_step = step_ ? &step_->compute_seconds : nullptr;
-  if (what == Foreground::kCommunication) {
-    total = &log_.communication_seconds;
-    in_step = step_ ? &step_->communication_seconds : nullptr;
-  } else if (what == Foreground::kWaiting) {
-    total = &log_.waiting_seconds;
-    in_step = step_ ? &step_->waiting_seconds : nullptr;
+  switch (what) {
+    case Foreground::kCompute:
+      pending_.compute_seconds += seconds;
+      break;
+    case Foreground::kCommunication:
+      pending_.communication_seconds += seconds;
+      break;
+    case Foreground::kWaiting:
+      pending_.waiting_seconds += seconds;
+      break;
   }
-  *total += seconds;
-  if (in_step) *in_step += seconds;
-  account(phase, seconds);
+  pending_.phases[index_of(phase)] += seconds;
 }
 
 void Runtime::set_devices(int devices) {
@@ -214,6 +210,7 @@ void Runtime::await_input(int64_t /*examples*/, const InputPipeline& /*input*/) 
 void Runtime::begin_step(int64_t step) {
   if (step_hook_) step_hook_(step);
   account_cpu(Phase::kOther);  // since the last phase: the run's, not the step's
+  post_pending();
   if (prelude_ && prelude_->step == step) {
     step_ = std::move(prelude_);
   } else {
@@ -231,10 +228,11 @@ void Runtime::end_step(double loss, int64_t staleness) {
   if (background_)
     throw Error(task_name(self_) + ": a step ended before its background computation");
   step_->end = now();
+  account_cpu(Phase::kOther);
+  post_pending();
   double named = 0;
   for (const double seconds : step_->phases) named += seconds;
   step_->phases[index_of(Phase::kOther)] += (step_->end - step_->start) - named;
-  account_cpu(Phase::kOther);
   step_->loss = loss;
   step_->staleness = staleness;
   log_.steps.push_back(*step_);
@@ -247,33 +245,57 @@ void Runtime::between_steps(int64_t next_step, const std::function<void()>& work
     throw Error(task_name(self_) + ": work between steps inside step " +
                 std::to_string(step_->step));
   account_cpu(Phase::kOther);
+  post_pending();
   step_.emplace();
   step_->step = next_step;
   step_->start = now();
   // A task that dies in `work` dies in a step (in_step()): the next one.
   work();
+  post_pending();
   prelude_ = std::move(step_);
   step_.reset();
 }
 
 void Runtime::account(Phase phase, double seconds) {
-  log_.phases[index_of(phase)] += seconds;
-  if (step_) step_->phases[index_of(phase)] += seconds;
+  pending_.phases[index_of(phase)] += seconds;
 }
 
 void Runtime::account_cpu(Phase phase) {
   if (background_) return;  // join_background gives it all to the computation
   const double cpu = cpu_now();
-  if (cpu_mark_) {
-    const double seconds = std::max(0.0, cpu - *cpu_mark_);
-    log_.phase_cpu[index_of(phase)] += seconds;
-    if (step_) step_->phase_cpu[index_of(phase)] += seconds;
-  }
+  if (cpu_mark_) pending_.phase_cpu[index_of(phase)] += std::max(0.0, cpu - *cpu_mark_);
   cpu_mark_ = cpu;
 }
 
+void Runtime::post_pending() {
+  const Pending& p = pending_;
+  log_.compute_seconds += p.compute_seconds;
+  log_.communication_seconds += p.communication_seconds;
+  log_.waiting_seconds += p.waiting_seconds;
+  log_.bytes_sent += p.bytes_sent;
+  log_.bytes_received += p.bytes_received;
+  log_.messages_sent += p.messages_sent;
+  log_.messages_received += p.messages_received;
+  for (int i = 0; i < kPhases; ++i) {
+    log_.phases[i] += p.phases[i];
+    log_.phase_cpu[i] += p.phase_cpu[i];
+  }
+  if (step_) {
+    step_->compute_seconds += p.compute_seconds;
+    step_->communication_seconds += p.communication_seconds;
+    step_->waiting_seconds += p.waiting_seconds;
+    step_->bytes_sent += p.bytes_sent;
+    step_->bytes_received += p.bytes_received;
+    for (int i = 0; i < kPhases; ++i) {
+      step_->phases[i] += p.phases[i];
+      step_->phase_cpu[i] += p.phase_cpu[i];
+    }
+  }
+  pending_ = {};
+}
+
 bool Runtime::keeps_spans() {
-  if (log_.spans.size() < span_limit_) return true;
+  if (spans_kept_ < span_limit_) return true;
   ++spans_dropped_;
   return false;
 }
@@ -287,6 +309,7 @@ void Runtime::add_span(SpanKind kind, double start, double end, std::string_view
     spans.reserve(std::min(span_limit_, std::max<std::size_t>(16, 2 * spans.size())));
   }
   spans.push_back({kind, start, end, label});
+  ++spans_kept_;
 }
 
 void append_log(TaskLog& into, TaskLog&& later) {
@@ -319,6 +342,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
 TaskLog Runtime::take_log() {
   log_.finished_at = now();
   account_cpu(Phase::kOther);
+  post_pending();
   return std::move(log_);
 }
 

@@ -263,7 +263,11 @@ class Runtime {
 
   // Closes the log (finishing time) and hands it over.
   TaskLog take_log();
-  const TaskLog& log() const { return log_; }
+  // The log so far, its totals and the open step's up to date.
+  const TaskLog& log() {
+    post_pending();
+    return log_;
+  }
 
  protected:
   // Delivers a message, buffered (see above). `message.from` and
@@ -317,7 +321,6 @@ class Runtime {
   // (devices() > 1 only). Backends without devices never get one.
   virtual void bus_collective(DeviceCollective collective, uint64_t bytes);
 
-  TaskLog& mutable_log() { return log_; }
   // Whether the receive in progress is recv_any_or_gone()'s: the one
   // receive() that may throw PeerGone.
   bool names_gone_peers() const { return names_gone_peers_; }
@@ -334,6 +337,10 @@ class Runtime {
   void add_seconds(Foreground what, Phase phase, double seconds);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
   void account(Phase phase, double seconds);
+  // Adds the figures pending_ holds to the log's totals and to the open
+  // step's, and clears it: before either is read, and before the open
+  // step changes.
+  void post_pending();
   // Adds the CPU time used since the last call to `phase`, likewise: a
   // phase's CPU is what the process used from the end of the phase before
   // to its own end (CPU between phases is a few bookkeeping instructions).
@@ -379,7 +386,24 @@ class Runtime {
   std::optional<Background> background_;
   std::optional<double> cpu_mark_;  // cpu_now() when the last phase ended
   std::size_t span_limit_ = 20000;
+  std::size_t spans_kept_ = 0;  // log_.spans.size(), beside the limit
   uint64_t spans_dropped_ = 0;
+  // What every message and computation adds, since post_pending() last
+  // added it to log_ and step_: kept together, so that a simulated task
+  // among a thousand touches a few cache lines per message, not each
+  // figure twice in two records.
+  struct Pending {
+    double compute_seconds = 0;
+    double communication_seconds = 0;
+    double waiting_seconds = 0;
+    uint64_t bytes_sent = 0;
+    uint64_t bytes_received = 0;
+    uint64_t messages_sent = 0;
+    uint64_t messages_received = 0;
+    PhaseSeconds phases{};
+    PhaseSeconds phase_cpu{};
+  };
+  Pending pending_;
   // What this task knows of its messages with one peer under one tag.
   struct Conversation {
     uint64_t next_send = 0;             // the sequence number of the next one sent

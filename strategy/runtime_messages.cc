@@ -86,9 +86,8 @@ void Runtime::stamp(TaskId to, Message& message) {
 }
 
 void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) {
-  log_.bytes_sent += bytes;
-  ++log_.messages_sent;
-  if (step_) step_->bytes_sent += bytes;
+  pending_.bytes_sent += bytes;
+  ++pending_.messages_sent;
   spend(Foreground::kCommunication, Phase::kCommunication, start, end);
   account_cpu(Phase::kCommunication);
   if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
@@ -271,9 +270,8 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   const double begin = std::clamp(message.available_at, blocked_from, blocked_to);
   const double waiting = begin - blocked_from;
   const double transfer = blocked_to - begin;
-  log_.bytes_received += message.bytes;
-  ++log_.messages_received;
-  if (step_) step_->bytes_received += message.bytes;
+  pending_.bytes_received += message.bytes;
+  ++pending_.messages_received;
   spend(Foreground::kWaiting, Phase::kWaiting, blocked_from, begin);
   spend(Foreground::kCommunication, Phase::kCommunication, begin, blocked_to);
   // One reading for the whole receive: the CPU of a wait is the process's

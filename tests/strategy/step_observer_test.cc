@@ -2,7 +2,8 @@
 // step hook (a fault that strikes as a step begins leaves it unbegun), and
 // as it ends, with the step's record and the examples trained on in it.
 // Work between two steps (a checkpoint) comes after the step before is
-// heard to end, and is accounted to the step after.
+// heard to end, and is accounted to the step after. The log's totals and
+// a step's record are up to date whenever the log is read.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -115,4 +116,34 @@ TEST_CASE("Work between steps that no step follows is the run's alone") {
   CHECK(runtime.log().steps[0].checkpoint_seconds == 0);
   CHECK(runtime.log().checkpoint_seconds == 1);
   CHECK(runtime.log().checkpoints == 1);
+}
+
+TEST_CASE("The log's totals and the open step's are up to date whenever the log is read") {
+  ClockRuntime runtime;  // each reading of the clock a second later
+  Work update;
+  update.phase = Phase::kOptimizer;
+  const auto optimizer = index_of(Phase::kOptimizer);
+  runtime.compute(update, [] {});  // 0 to 1, before any step: the run's alone
+  runtime.begin_step(0);           // from 2
+  runtime.compute(update, [] {});  // 3 to 4
+  CHECK(runtime.log().compute_seconds == 2);
+  CHECK(runtime.log().phases[optimizer] == 2);
+  runtime.compute(update, [] {});    // 5 to 6
+  runtime.end_step();                // to 7
+  runtime.between_steps(1, [&] {     // from 8
+    runtime.compute(update, [] {});  // 9 to 10: the next step's
+  });
+  runtime.begin_step(1);
+  runtime.end_step();  // to 11
+  const TaskLog& log = runtime.log();
+  REQUIRE(log.steps.size() == 2);
+  CHECK(log.steps[0].compute_seconds == 2);
+  CHECK(log.steps[0].phases[optimizer] == 2);
+  CHECK(log.steps[0].phases[index_of(Phase::kOther)] == 3);
+  CHECK(log.steps[1].start == 8);
+  CHECK(log.steps[1].compute_seconds == 1);
+  CHECK(log.steps[1].phases[index_of(Phase::kOther)] == 2);
+  CHECK(log.compute_seconds == 4);
+  CHECK(log.phases[optimizer] == 4);
+  CHECK(log.phases[index_of(Phase::kOther)] == 0);  // the steps' rest is theirs
 }
