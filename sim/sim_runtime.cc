@@ -130,7 +130,7 @@ double SimRuntime::now() const {
   return simgrid::s4u::Engine::get_clock() + unslept_;
 }
 
-void SimRuntime::transmit(strategy::TaskId to, Message message) {
+void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   // The simulated network carries `bytes`; the values travel by pointer.
   // A message starts to arrive when it is sent (permanent receivers), once
   // the sender's CPU has handed it over.

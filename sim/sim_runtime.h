@@ -90,7 +90,7 @@ class SimRuntime : public strategy::Runtime {
   double cpu_now() const override { return cpu_spent_; }
 
  protected:
-  void transmit(strategy::TaskId to, strategy::Message message) override;
+  void transmit(strategy::TaskId to, strategy::Message&& message) override;
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   double work_seconds(const strategy::Work& work);

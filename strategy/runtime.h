@@ -272,7 +272,7 @@ class Runtime {
  protected:
   // Delivers a message, buffered (see above). `message.from` and
   // `message.sequence` are set.
-  virtual void transmit(TaskId to, Message message) = 0;
+  virtual void transmit(TaskId to, Message&& message) = 0;
   // Blocks until a message with this tag arrives from anyone; sets its
   // available_at. Backends may throw Error (a peer gone, a timeout).
   virtual Message receive(Tag tag) = 0;
@@ -309,7 +309,7 @@ class Runtime {
   virtual void unexpect(const Posting& posting);
   // transmit() of `message` with `values` as payload, which the backend
   // may read until await_borrowed_sends() returns.
-  virtual void transmit_borrowed(TaskId to, Message message, FloatRange values);
+  virtual void transmit_borrowed(TaskId to, Message&& message, FloatRange values);
   virtual void await_borrowed_sends();
 
   // Lets the clock advance until the pipeline has the batch ready. The

@@ -118,7 +118,7 @@ void Runtime::wait_sends() {
   account_cpu(Phase::kCommunication);
 }
 
-void Runtime::transmit_borrowed(TaskId to, Message message, FloatRange values) {
+void Runtime::transmit_borrowed(TaskId to, Message&& message, FloatRange values) {
   if (values.has_values()) message.values.assign(values.data(), values.data() + values.size());
   transmit(to, std::move(message));
 }

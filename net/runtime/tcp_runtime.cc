@@ -258,11 +258,11 @@ void TcpRuntime::throw_failure() {
   throw Error(strategy::task_name(self()) + ": " + failure_);
 }
 
-void TcpRuntime::transmit(TaskId to, Message message) {
+void TcpRuntime::transmit(TaskId to, Message&& message) {
   send_to(to, std::move(message), std::nullopt);
 }
 
-void TcpRuntime::transmit_borrowed(TaskId to, Message message, strategy::FloatRange values) {
+void TcpRuntime::transmit_borrowed(TaskId to, Message&& message, strategy::FloatRange values) {
   send_to(to, std::move(message), values);
 }
 

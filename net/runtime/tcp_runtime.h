@@ -114,12 +114,12 @@ class TcpRuntime : public strategy::Runtime {
   const ClusterAddresses& addresses() const { return addresses_; }
 
  protected:
-  void transmit(strategy::TaskId to, strategy::Message message) override;
+  void transmit(strategy::TaskId to, strategy::Message&& message) override;
   strategy::Message receive(strategy::Tag tag) override;
   void execute(const strategy::Work& work, const std::function<void()>& work_fn) override;
   void store(uint64_t bytes, const std::function<void()>& io_fn) override;
   void hold(double seconds) override;
-  void transmit_borrowed(strategy::TaskId to, strategy::Message message,
+  void transmit_borrowed(strategy::TaskId to, strategy::Message&& message,
                          strategy::FloatRange values) override;
   void await_borrowed_sends() override;
   void expect(const strategy::Posting& posting) override;

@@ -24,7 +24,7 @@ class ClockRuntime : public Runtime {
   double cpu_now() const override { return 0; }
 
  protected:
-  void transmit(TaskId, Message) override { FAIL("no message is sent"); }
+  void transmit(TaskId, Message&&) override { FAIL("no message is sent"); }
   Message receive(Tag) override { throw Error("no message comes"); }
   void execute(const Work&, const std::function<void()>& work_fn) override { work_fn(); }
   void store(uint64_t, const std::function<void()>& io_fn) override { io_fn(); }
