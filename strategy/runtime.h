@@ -148,7 +148,8 @@ class Runtime {
   // Each phase's share is logged beside its wall time.
   virtual double cpu_now() const = 0;
 
-  void send(TaskId to, Message message);
+  void send(TaskId to, Message&& message);
+  void send(TaskId to, const Message& message) { send(to, Message(message)); }
   Message recv(TaskId from, Tag tag);
   // The next message with this tag from any task (a PS serving workers).
   Message recv_any(Tag tag);
@@ -171,13 +172,13 @@ class Runtime {
   // send() of `header` with `values` as its payload, borrowed rather than
   // copied where the backend can: the caller leaves `values` unchanged
   // until wait_sends(). Its bytes are set from `values`.
-  void send_borrowed(TaskId to, Message header, FloatRange values);
+  void send_borrowed(TaskId to, const Message& header, FloatRange values);
   // Blocks until the backend no longer reads the floats of any borrowed
   // send. Throws Error if a connection fails first.
   void wait_sends();
   // A received message the task is done with: the backend may read a later
   // payload into its floats rather than into fresh memory.
-  virtual void recycle(Message message);
+  virtual void recycle(Message&& message);
 
   // Runs `work_fn` (real backend; simulator in full fidelity) and accounts
   // for the time `work` takes (measured, or modelled on the host's device),
@@ -348,6 +349,10 @@ class Runtime {
   // Numbers `message` for `to` (sender, incarnations, sequence).
   void stamp(TaskId to, Message& message);
   void account_send(TaskId to, uint64_t bytes, double start, double end);
+  // The timeline's spans of a receive: waiting until `begin`, then the
+  // transfer.
+  [[gnu::noinline]] void receive_spans(const Message& message, double blocked_from, double begin,
+                                       double blocked_to);
   void withdraw(const Posting& posting) noexcept;
   // Whether a received message belongs to the current lives of its sender
   // and of this task (see above); a sender's newer incarnation resets the
@@ -362,6 +367,14 @@ class Runtime {
   std::optional<Message> take_stashed_any(Tag tag);
   // recv() from `from`, or recv_any() when it is empty.
   Message next_in_sequence(Tag tag, std::optional<TaskId> from);
+  // Keeps `message`, which came out of its sender's order or from another
+  // sender than `wanted`, in the stash; true, with `message` replaced by
+  // it, if the one wanted is there now.
+  [[gnu::noinline]] bool stash_out_of_turn(Message& message, Tag tag, TaskId wanted);
+  // Whether the stash holds the next message of `from` (of any sender
+  // when empty) under `tag`; and takes it.
+  bool stash_holds_next(Tag tag, std::optional<TaskId> from);
+  [[gnu::noinline]] Message take_stashed_next(Tag tag, std::optional<TaskId> from);
 
   TaskId self_;
   ClusterSpec cluster_;

@@ -93,7 +93,7 @@ void Runtime::account_send(TaskId to, uint64_t bytes, double start, double end) 
   if (end > start && keeps_spans()) add_span(SpanKind::kSend, start, end, task_name(to));
 }
 
-void Runtime::send(TaskId to, Message message) {
+void Runtime::send(TaskId to, Message&& message) {
   stamp(to, message);
   const uint64_t bytes = message.bytes;
   const double start = now();
@@ -101,7 +101,8 @@ void Runtime::send(TaskId to, Message message) {
   account_send(to, bytes, start, now());
 }
 
-void Runtime::send_borrowed(TaskId to, Message header, FloatRange values) {
+void Runtime::send_borrowed(TaskId to, const Message& header_in, FloatRange values) {
+  Message header = header_in;
   header.values.clear();
   header.bytes = static_cast<uint64_t>(values.size()) * sizeof(float);
   stamp(to, header);
@@ -124,7 +125,7 @@ void Runtime::transmit_borrowed(TaskId to, Message&& message, FloatRange values)
 }
 
 void Runtime::await_borrowed_sends() {}
-void Runtime::recycle(Message) {}
+void Runtime::recycle(Message&&) {}
 void Runtime::expect(const Posting&) {}
 void Runtime::unexpect(const Posting&) {}
 
@@ -143,13 +144,27 @@ PostedReceive Runtime::post_recv(TaskId from, Tag tag, FloatRange into) {
   return receive;
 }
 
+namespace {
+// The errors of wait(), out of its way: a simulated task waits millions of
+// times, and their strings would widen every wait's stack frame.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_out_of_turn(TaskId self, TaskId from) {
+  throw Error(task_name(self) + ": a posted receive from " + task_name(from) +
+              " waited for out of turn (or its sender restarted)");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void throw_wrong_size(TaskId self, TaskId from,
+                                                             uint64_t bytes, int64_t floats) {
+  throw Error(task_name(self) + ": " + task_name(from) + " sent " + std::to_string(bytes) +
+              " bytes where " + std::to_string(floats * static_cast<int64_t>(sizeof(float))) +
+              " were expected");
+}
+}  // namespace
+
 Message Runtime::wait(PostedReceive& receive) {
   if (receive.runtime_ != this) throw std::logic_error("Runtime::wait: not a receive posted here");
-  const Posting posting = receive.posting_;
+  const Posting& posting = receive.posting_;  // kept by the handle once withdrawn
   const TaskId from = cluster_.task_at(posting.peer);
   if (conversation(posting.peer, posting.tag).next_expected != posting.sequence) {
-    throw Error(task_name(self_) + ": a posted receive from " + task_name(from) +
-                " waited for out of turn (or its sender restarted)");
+    throw_out_of_turn(self_, from);
   }
   // Should recv() throw, the handle withdraws the posting as it goes: nothing
   // is written into `into` once the caller has given up on it.
@@ -157,9 +172,7 @@ Message Runtime::wait(PostedReceive& receive) {
   receive.withdraw();
   const int64_t n = posting.into.size();
   if (message.bytes != static_cast<uint64_t>(n) * sizeof(float)) {
-    throw Error(task_name(self_) + ": " + task_name(from) + " sent " +
-                std::to_string(message.bytes) + " bytes where " +
-                std::to_string(n * static_cast<int64_t>(sizeof(float))) + " were expected");
+    throw_wrong_size(self_, from, message.bytes, n);
   }
   if (!message.delivered && posting.into.has_values() && !message.values.empty()) {
     std::copy(message.values.begin(), message.values.end(), posting.into.data());
@@ -242,9 +255,7 @@ std::optional<Message> Runtime::take_stashed_any(Tag tag) {
 // order: one that overtook an earlier message, or that comes from another
 // sender than the one asked for, waits in the stash.
 Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
-  if (auto stashed = from ? take_stashed(*from, tag) : take_stashed_any(tag)) {
-    return std::move(*stashed);
-  }
+  if (stashed_ > 0 && stash_holds_next(tag, from)) return take_stashed_next(tag, from);
   double start = now();
   for (;;) {
     Message message = receive(tag);
@@ -258,9 +269,36 @@ Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
       ++c.next_expected;
       return message;
     }
-    if (c.stash.emplace(message.sequence, std::move(message)).second) ++stashed_;
-    if (auto stashed = take_stashed(from.value_or(sender), tag)) return std::move(*stashed);
+    if (stash_out_of_turn(message, tag, from.value_or(sender))) return message;
   }
+}
+
+// The stash's work is out of the way of next_in_sequence(), which a
+// simulated task runs millions of times: its optionals would widen that
+// function's stack frame, and every line of it is a cache miss when the
+// task runs again among a thousand.
+bool Runtime::stash_holds_next(Tag tag, std::optional<TaskId> from) {
+  if (from) {
+    const Conversation& c = conversation(cluster_.ordinal(*from), tag);
+    return c.stash.contains(c.next_expected);
+  }
+  for (const auto& [key, c] : conversations_) {
+    if (static_cast<Tag>(key & 0xffff) == tag && c.stash.contains(c.next_expected)) return true;
+  }
+  return false;
+}
+
+Message Runtime::take_stashed_next(Tag tag, std::optional<TaskId> from) {
+  return std::move(*(from ? take_stashed(*from, tag) : take_stashed_any(tag)));
+}
+
+bool Runtime::stash_out_of_turn(Message& message, Tag tag, TaskId wanted) {
+  Conversation& c = conversation(cluster_.ordinal(message.from), tag);
+  if (c.stash.emplace(message.sequence, std::move(message)).second) ++stashed_;
+  std::optional<Message> stashed = take_stashed(wanted, tag);
+  if (!stashed) return false;
+  message = std::move(*stashed);
+  return true;
 }
 
 // Time blocked before the message began to arrive was spent waiting for the
@@ -277,12 +315,18 @@ void Runtime::account_receive(const Message& message, double blocked_from, doubl
   // One reading for the whole receive: the CPU of a wait is the process's
   // other threads at work (sends going out), counted with the transfer.
   account_cpu(Phase::kCommunication);
-  // Labels are built only for spans that are kept: a large simulation
-  // receives millions of messages.
-  if (waiting > 0 && keeps_spans()) {
+  if (waiting > 0 || transfer > 0) receive_spans(message, blocked_from, begin, blocked_to);
+}
+
+// Labels are built only for spans that are kept, and out of the way of
+// account_receive(): a large simulation receives millions of messages,
+// and their strings would widen its stack frame.
+void Runtime::receive_spans(const Message& message, double blocked_from, double begin,
+                            double blocked_to) {
+  if (begin > blocked_from && keeps_spans()) {
     add_span(SpanKind::kWait, blocked_from, begin, task_name(message.from));
   }
-  if (transfer > 0 && keeps_spans()) {
+  if (blocked_to > begin && keeps_spans()) {
     std::string label = tag_name(message.tag);
     label += " from ";
     label += task_name(message.from);

@@ -43,7 +43,7 @@ double TcpRuntime::cpu_now() const {
   return process_cpu_seconds();
 }
 
-void TcpRuntime::recycle(Message message) {
+void TcpRuntime::recycle(Message&& message) {
   spare_buffers_.give(std::move(message.values));
 }
 

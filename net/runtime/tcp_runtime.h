@@ -110,7 +110,7 @@ class TcpRuntime : public strategy::Runtime {
   // The process's CPU time: a task of ./realnet is a process of its own
   // (tasks sharing a process, as in tests, share the figure).
   double cpu_now() const override;
-  void recycle(strategy::Message message) override;
+  void recycle(strategy::Message&& message) override;
   const ClusterAddresses& addresses() const { return addresses_; }
 
  protected:
