@@ -144,16 +144,18 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
 }
 
 Message SimRuntime::receive(Tag tag) {
+  if (in_turn_) return receive_in_turn(tag);
+  std::unique_ptr<Message> payload(mailboxes_.at(ordinal_, tag)->get<Message>());
+  spend_message_cpu(payload->bytes);
+  return std::move(*payload);
+}
+
+// Everything that has arrived, then the next sender's in turn; or, when
+// nothing has, the first to come. (SimGrid's ready() looks at the oldest
+// message still arriving first: while one is, those that arrived behind
+// it wait for the next receive, and get() takes them in arrival order.)
+Message SimRuntime::receive_in_turn(Tag tag) {
   simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
-  if (!in_turn_) {
-    std::unique_ptr<Message> payload(box->get<Message>());
-    spend_message_cpu(payload->bytes);
-    return std::move(*payload);
-  }
-  // Everything that has arrived, then the next sender's in turn; or, when
-  // nothing has, the first to come. (SimGrid's ready() looks at the oldest
-  // message still arriving first: while one is, those that arrived behind
-  // it wait for the next receive, and get() takes them in arrival order.)
   MessagesInTurn& waiting = (*in_turn_)[tag];
   while (box->ready()) {
     std::unique_ptr<Message> payload(box->get<Message>());

@@ -122,6 +122,10 @@ class SimRuntime : public strategy::Runtime {
   void settle_compute();
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
+  // receive() on a host whose threads outnumber its cores (in_turn_); a
+  // function of its own, so that its optional does not widen receive()'s
+  // stack frame, which every simulated message passes through.
+  [[gnu::noinline]] strategy::Message receive_in_turn(strategy::Tag tag);
   // Runs `seconds` of one core's work on each of `threads` cores of the
   // shared host, beside the other tasks' executions, at the task's weight
   // in the sharing now.
