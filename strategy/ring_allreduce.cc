@@ -127,15 +127,20 @@ void walk_ring(const RingSchedule& schedule, Segments& segments) {
 class AddCosts {
  public:
   const Work& of(int64_t count) {
+    if (count == last_count_) return *last_;  // the segments of a chunk are alike
     auto found = costs_.find(count);
     if (found == costs_.end()) {
       found = costs_.emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
     }
-    return found->second;
+    last_count_ = count;
+    last_ = &found->second;  // a map's elements do not move
+    return *last_;
   }
 
  private:
   std::map<int64_t, Work> costs_;
+  int64_t last_count_ = -1;
+  const Work* last_ = nullptr;
 };
 
 // Segments on a float32 wire, copied as little as Gloo's ring copies them
