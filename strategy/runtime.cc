@@ -269,28 +269,22 @@ void Runtime::account_cpu(Phase phase) {
 
 void Runtime::post_pending() {
   const Pending& p = pending_;
-  log_.compute_seconds += p.compute_seconds;
-  log_.communication_seconds += p.communication_seconds;
-  log_.waiting_seconds += p.waiting_seconds;
-  log_.bytes_sent += p.bytes_sent;
-  log_.bytes_received += p.bytes_received;
+  // What the run's totals and a step's record both keep.
+  const auto add_to = [&p](auto& record) {
+    record.compute_seconds += p.compute_seconds;
+    record.communication_seconds += p.communication_seconds;
+    record.waiting_seconds += p.waiting_seconds;
+    record.bytes_sent += p.bytes_sent;
+    record.bytes_received += p.bytes_received;
+    for (int i = 0; i < kPhases; ++i) {
+      record.phases[i] += p.phases[i];
+      record.phase_cpu[i] += p.phase_cpu[i];
+    }
+  };
+  add_to(log_);
   log_.messages_sent += p.messages_sent;
   log_.messages_received += p.messages_received;
-  for (int i = 0; i < kPhases; ++i) {
-    log_.phases[i] += p.phases[i];
-    log_.phase_cpu[i] += p.phase_cpu[i];
-  }
-  if (step_) {
-    step_->compute_seconds += p.compute_seconds;
-    step_->communication_seconds += p.communication_seconds;
-    step_->waiting_seconds += p.waiting_seconds;
-    step_->bytes_sent += p.bytes_sent;
-    step_->bytes_received += p.bytes_received;
-    for (int i = 0; i < kPhases; ++i) {
-      step_->phases[i] += p.phases[i];
-      step_->phase_cpu[i] += p.phase_cpu[i];
-    }
-  }
+  if (step_) add_to(*step_);
   pending_ = {};
 }
 
