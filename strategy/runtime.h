@@ -380,10 +380,7 @@ class Runtime {
   ClusterSpec cluster_;
   Fidelity fidelity_;
   bool names_gone_peers_ = false;
-  TaskLog log_;
   Slowdown slowdown_;
-  std::optional<StepRecord> step_;
-  std::optional<StepRecord> prelude_;  // between_steps' work, for the next step
   struct Background {
     double start = 0;
     double factor = 1;
@@ -438,6 +435,11 @@ class Runtime {
   // then what messages told (newer lives). The task's own is incarnation_.
   std::shared_ptr<const std::vector<uint32_t>> start_incarnations_;
   std::unordered_map<int, uint32_t> learned_incarnations_;
+  // The records, after what every message reads: post_pending() adds to
+  // them, not each message.
+  TaskLog log_;
+  std::optional<StepRecord> step_;
+  std::optional<StepRecord> prelude_;  // between_steps' work, for the next step
   bool rejoining_ = false;
   int devices_ = 1;
   std::function<void(int64_t)> step_hook_;
