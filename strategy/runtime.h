@@ -149,7 +149,6 @@ class Runtime {
   virtual double cpu_now() const = 0;
 
   void send(TaskId to, Message&& message);
-  void send(TaskId to, const Message& message) { send(to, Message(message)); }
   Message recv(TaskId from, Tag tag);
   // The next message with this tag from any task (a PS serving workers).
   Message recv_any(Tag tag);
