@@ -157,7 +157,7 @@ void Runtime::add_seconds(Foreground what, Phase phase, double seconds) {
       pending_.waiting_seconds += seconds;
       break;
   }
-  pending_.phases[index_of(phase)] += seconds;
+  account(phase, seconds);
 }
 
 void Runtime::set_devices(int devices) {
