@@ -63,6 +63,16 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       spread_random_(costs.seed),
       share_weights_(shared_cores > 0 ? share : ShareUnevenness{}, costs.seed) {}
 
+// A task that keeps its sends ends here without delivering them only when
+// its actor was killed (the run failed), and SimGrid cancelled its comms
+// with it: they say so, rather than complain they were never waited for.
+// (Their payloads are left, as are a detached send's that nobody took.)
+SimRuntime::~SimRuntime() {
+  for (const simgrid::s4u::CommPtr& send : kept_sends_) {
+    send->set_state(simgrid::s4u::Activity::State::CANCELED);
+  }
+}
+
 int SimRuntime::charged_threads() const {
   return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
 }
@@ -138,14 +148,45 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   spend_message_cpu(bytes);
   message.available_at = now();
   auto* payload = new Message(std::move(message));
-  mailboxes_.at(cluster().ordinal(to), payload->tag)
-      ->put_init(payload, bytes)
-      ->detach([](void* unclaimed) { delete static_cast<Message*>(unclaimed); });
+  simgrid::s4u::Mailbox* box = mailboxes_.at(cluster().ordinal(to), payload->tag);
+  // Kept but when nothing would tell its arrival (no bytes: nothing left
+  // to flow from the start) or when so many are unreaped already that the
+  // sender's own list would grow long (a server answering many workers
+  // without ever waiting).
+  if (keeps_sends_ && bytes > 0 && kept_sends_.size() < kKeptSends) {
+    kept_sends_.push_back(box->put_async(payload, bytes));
+    return;
+  }
+  box->put_init(payload, bytes)->detach([](void* unclaimed) {
+    delete static_cast<Message*>(unclaimed);
+  });
+}
+
+// A started comm's remaining bytes are read without a simcall; none remain
+// once it has ended (its receiver's mailbox has it).
+void SimRuntime::reap_delivered_sends() {
+  std::size_t kept = 0;
+  for (simgrid::s4u::CommPtr& send : kept_sends_) {
+    if (send->get_remaining() > 0) {
+      kept_sends_[kept++] = std::move(send);
+    } else {
+      send->wait();
+    }
+  }
+  kept_sends_.resize(kept);
+}
+
+void SimRuntime::deliver_kept_sends() {
+  for (const simgrid::s4u::CommPtr& send : kept_sends_) send->wait();
+  kept_sends_.clear();
 }
 
 Message SimRuntime::receive(Tag tag) {
   if (in_turn_) return receive_in_turn(tag);
-  std::unique_ptr<Message> payload(mailboxes_.at(ordinal_, tag)->get<Message>());
+  simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
+  // Its first message has not arrived: the task waits until later anyway.
+  if (!kept_sends_.empty() && !box->ready()) reap_delivered_sends();
+  std::unique_ptr<Message> payload(box->get<Message>());
   spend_message_cpu(payload->bytes);
   return std::move(*payload);
 }
@@ -164,6 +205,7 @@ Message SimRuntime::receive_in_turn(Tag tag) {
   }
   std::optional<Message> message = waiting.take();
   if (!message) {
+    reap_delivered_sends();  // nothing has arrived: the task waits anyway
     std::unique_ptr<Message> payload(box->get<Message>());
     waiting.took_from(cluster().ordinal(payload->from));
     message = std::move(*payload);

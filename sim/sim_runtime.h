@@ -6,6 +6,17 @@
 // Compute advances the actor's clock by the roofline time of the work on
 // the host's device, after running the work in full fidelity (at a
 // resolution of a microsecond: see kComputeResolution).
+//
+// A send is kept by its sender until delivered, or detached: the same
+// times, at different costs. SimGrid 3.32 puts every detached comm on one
+// list of its maestro's and takes each out with a scan of that list when it
+// ends (CommImpl::finish): at a thousand tasks, a thousand entries scanned
+// per message, half the wall time of a ring all-reduce. A comm that is not
+// detached is on its sender's own short list instead, and leaves it when
+// the sender waits for it. So a task that keeps its sends
+// (keep_sends_until_delivered) waits for those already delivered just
+// before it would block in a receive anyway: waiting for a finished comm
+// returns at once, so no clock moves and no event changes its order.
 #pragma once
 
 #include <simgrid/forward.h>
@@ -75,6 +86,7 @@ class SimRuntime : public strategy::Runtime {
              const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
              MessageCpu message_cpu = {}, InputCpu input_cpu = {}, TaskCosts costs = {},
              ShareUnevenness share = {});
+  ~SimRuntime() override;
 
   double now() const override;
   // network.collectives: analytic, with the table the ring's members meet
@@ -88,6 +100,20 @@ class SimRuntime : public strategy::Runtime {
   // The compute charged (its seconds alone times the threads it runs on)
   // and the messages' CPU on a shared host.
   double cpu_now() const override { return cpu_spent_; }
+  // Keeps up to kKeptSends sends with bytes until they are delivered,
+  // rather than detaching them (see the top of this file). The caller
+  // promises that the task's actor is not killed before it has called
+  // deliver_kept_sends(), and that every task's mailboxes have their
+  // receiver until then: a killed actor's comms end with it, where a
+  // detached message still arrives (as a killed process's socket still
+  // sends what it was handed), and a kept send is taken as delivered once
+  // its bytes have flowed, which they do only towards a receiver.
+  void keep_sends_until_delivered() { keeps_sends_ = true; }
+  // Blocks until every kept send is delivered: the last thing a task that
+  // keeps its sends does, since the comms of an actor that ends are
+  // cancelled.
+  void deliver_kept_sends();
+  static constexpr std::size_t kKeptSends = 16;
 
  protected:
   void transmit(strategy::TaskId to, strategy::Message&& message) override;
@@ -122,6 +148,9 @@ class SimRuntime : public strategy::Runtime {
   void settle_compute();
   // Spends a message's CPU on the shared host, on one core.
   void spend_message_cpu(uint64_t bytes);
+  // Waits for the kept sends whose bytes have all flowed, each at once:
+  // before a receive that blocks until a later time anyway.
+  void reap_delivered_sends();
   // receive() on a host whose threads outnumber its cores (in_turn_); a
   // function of its own, so that its optional does not widen receive()'s
   // stack frame, which every simulated message passes through.
@@ -148,6 +177,8 @@ class SimRuntime : public strategy::Runtime {
   int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
   int neighbours_ = 0;       // the other replicas on its machine (TaskCosts)
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
+  bool keeps_sends_ = false;
+  std::vector<simgrid::s4u::CommPtr> kept_sends_;  // not yet waited for
   double unslept_ = 0;      // compute time not yet slept (below the resolution)
   double cpu_spent_ = 0;    // cpu_now()
   MessageCpu message_cpu_;  // what a message costs the shared host

@@ -170,14 +170,19 @@ struct TaskSupervisor::State {
       runtime.set_rejoining(rejoin);
       if (plan.hosts[t].takes_messages_in_turn) runtime.take_messages_in_turn();
       if (closed_form) runtime.set_closed_form(&*closed_form);
+      // Without faults no task is killed before it ends (but when another
+      // fails the run): its sends may be kept until delivered.
+      if (scenario.faults.empty()) runtime.keep_sends_until_delivered();
       runtime.set_step_hook([this, t](int64_t step) {
         if (policy.take_step_fault(t, step)) throw TaskCrash{"at_step " + std::to_string(step)};
       });
+      bool finished = false;
       try {
         strategy::TaskOutcome outcome = strategy::run_task(runtime, setup);
         keep_log(t, runtime);
         slots[t].outcome = std::move(outcome);
         report({Event::kFinished, t, incarnation, ""});
+        finished = true;
       } catch (const simgrid::ForcefulKillException&) {
         keep_log(t, runtime);  // what it did before it was killed stays in the run
         throw;
@@ -193,6 +198,9 @@ struct TaskSupervisor::State {
         }
         s4u::Actor::kill_all();
       }
+      // Its last messages are still on their way (its log is closed: the
+      // task has ended, as a process whose socket still sends).
+      if (finished) runtime.deliver_kept_sends();
     });
   }
 

@@ -13,7 +13,7 @@ namespace distlab::testing {
 CollectiveRun run_collective(int tasks, double latency, double bandwidth,
                              strategy::Fidelity fidelity,
                              const std::function<void(strategy::Runtime&, int rank)>& body,
-                             bool messages_in_turn) {
+                             const CollectiveOptions& options) {
   int argc = 2;
   char name[] = "collective";
   char log[] = "--log=root.thres:critical";
@@ -35,6 +35,7 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
   const auto hosts = sim::build_platform(plan);
   const sim::MailboxTable mailboxes(tasks);
   CollectiveRun run;
+  run.finished_at.resize(tasks);
   run.bytes_sent.resize(tasks);
   run.bytes_received.resize(tasks);
   std::exception_ptr failure;
@@ -43,7 +44,9 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
     actors.push_back(simgrid::s4u::Actor::create(plan.hosts[t].name, hosts[t], [&, t] {
       sim::SimRuntime runtime({strategy::Role::kWorker, t}, plan.cluster, fidelity, mailboxes,
                               instant, sim::Disk{});
-      if (messages_in_turn) runtime.take_messages_in_turn();
+      if (options.messages_in_turn) runtime.take_messages_in_turn();
+      // No task is killed here but when another fails the run.
+      if (options.keep_sends) runtime.keep_sends_until_delivered();
       try {
         body(runtime, t);
       } catch (const simgrid::ForcefulKillException&) {
@@ -55,8 +58,10 @@ CollectiveRun run_collective(int tasks, double latency, double bandwidth,
       }
       const strategy::TaskLog log = runtime.take_log();
       run.seconds = std::max(run.seconds, log.finished_at);
+      run.finished_at[t] = log.finished_at;
       run.bytes_sent[t] = log.bytes_sent;
       run.bytes_received[t] = log.bytes_received;
+      runtime.deliver_kept_sends();  // the task's last messages, still on their way
     }));
   }
   for (int t = 0; t < tasks; ++t) mailboxes.set_receiver(t, actors[t]);

@@ -13,17 +13,25 @@ namespace distlab::testing {
 
 struct CollectiveRun {
   double seconds = 0;                // when the last task finished
+  std::vector<double> finished_at;   // per task
   std::vector<uint64_t> bytes_sent;  // per task
   std::vector<uint64_t> bytes_received;
 };
 
+struct CollectiveOptions {
+  // Every task takes the messages that have arrived in turn by sender, as
+  // on a crowded host (SimRuntime::take_messages_in_turn).
+  bool messages_in_turn = false;
+  // Sends kept until delivered, as in a simulation without faults
+  // (SimRuntime::keep_sends_until_delivered); false: detached, as with.
+  bool keep_sends = true;
+};
+
 // `tasks` workers (no chief, no ps), each host's link `bandwidth` bytes/s,
 // host-to-host latency `latency` s, CM02 network model, compute free.
-// `messages_in_turn`: every task takes the messages that have arrived in
-// turn by sender, as on a crowded host (SimRuntime::take_messages_in_turn).
 CollectiveRun run_collective(int tasks, double latency, double bandwidth,
                              strategy::Fidelity fidelity,
                              const std::function<void(strategy::Runtime&, int rank)>& body,
-                             bool messages_in_turn = false);
+                             const CollectiveOptions& options = {});
 
 }  // namespace distlab::testing

@@ -171,7 +171,8 @@ std::string order_taken(bool messages_in_turn) {
         runtime.send({Role::kWorker, 0}, message(1));
       }
     };
-    testing::run_collective(4, 50e-6, 1e9, Fidelity::kFull, body, messages_in_turn);
+    testing::run_collective(4, 50e-6, 1e9, Fidelity::kFull, body,
+                            {.messages_in_turn = messages_in_turn});
     return order;
   });
 }
