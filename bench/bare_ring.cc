@@ -39,17 +39,21 @@ struct Options {
 };
 
 // How a send is handed off; none blocks the sender until the receiver comes.
-// kWait is the default because it is the fastest at scale: SimGrid 3.32
-// appends every detached comm to one list of the maestro's and takes it out
-// with std::list::remove when it ends (CommImpl::detach and
+// SimGrid 3.32 appends every detached comm to one list of the maestro's and
+// takes it out with std::list::remove when it ends (CommImpl::detach and
 // CommImpl::finish), a scan of every detached comm in flight, about p of
 // them here. Detached sends thus cost O(p) each, O(p^3) a step: 2x the wall
-// time of kWait at 512 workers, and growing.
+// time of kWait at 1,024 workers. kKept sends as ./simulate does in a run
+// without faults (sim/sim_runtime.h): not detached, so on the sender's own
+// list, and waited for once delivered, just before a receive that waits.
 enum class SendMode {
   kWait,    // put_async, waited for after the round's receive
   kDetach,  // put_init + detach: nobody waits for the send
   kEager,   // detached, and each mailbox has a permanent receiver (transfers start at once)
+  kKept,    // as kEager, but up to kKeptSends kept and waited for once delivered
 };
+
+constexpr std::size_t kKeptSends = 16;  // as SimRuntime::kKeptSends
 
 char dummy_payload;  // every message points here
 
@@ -68,17 +72,42 @@ struct Ring {
   std::vector<sg4::Mailbox*> mailboxes;
 };
 
+// kKept's sends not yet waited for: each waited for once no bytes remain
+// (a started comm's remaining bytes are read without a simcall).
+void reap_delivered(std::vector<sg4::CommPtr>& kept) {
+  std::size_t left = 0;
+  for (sg4::CommPtr& send : kept) {
+    if (send->get_remaining() > 0) {
+      kept[left++] = std::move(send);
+    } else {
+      send->wait();
+    }
+  }
+  kept.resize(left);
+}
+
 void ring_member(const Ring& ring, int rank) {
   const int p = ring.p;
   sg4::Mailbox* next = ring.mailboxes[wrap(rank + 1, p)];
   sg4::Mailbox* mine = ring.mailboxes[rank];
-  if (ring.mode == SendMode::kEager) mine->set_receiver(sg4::Actor::self());
+  const bool permanent = ring.mode == SendMode::kEager || ring.mode == SendMode::kKept;
+  if (permanent) mine->set_receiver(sg4::Actor::self());
+  std::vector<sg4::CommPtr> kept;
 
   auto round = [&](int send_chunk, int recv_chunk, bool reduce) {
     if (ring.mode == SendMode::kWait) {
       sg4::CommPtr sent = next->put_async(&dummy_payload, ring.chunk_bytes[send_chunk]);
       mine->get<char>();
       sent->wait();
+    } else if (ring.mode == SendMode::kKept) {
+      const uint64_t bytes = ring.chunk_bytes[send_chunk];
+      if (bytes > 0 && kept.size() < kKeptSends) {
+        kept.push_back(next->put_async(&dummy_payload, bytes));
+      } else {
+        next->put_init(&dummy_payload, bytes)->detach();
+      }
+      if (!kept.empty() && !mine->ready()) reap_delivered(kept);
+      mine->get<char>();
     } else {
       // A comm is detached before it starts; detach() starts it.
       next->put_init(&dummy_payload, ring.chunk_bytes[send_chunk])->detach();
@@ -98,7 +127,8 @@ void ring_member(const Ring& ring, int rank) {
     // All-gather: round r passes on chunk rank + 1 - r and takes rank - r.
     for (int r = 0; r < p - 1; ++r) round(wrap(rank + 1 - r, p), wrap(rank - r, p), false);
   }
-  if (ring.mode == SendMode::kEager) mine->set_receiver(nullptr);
+  for (const sg4::CommPtr& send : kept) send->wait();  // a member's comms end with it
+  if (permanent) mine->set_receiver(nullptr);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -132,8 +162,9 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--send", o.send,
                  "wait: put_async waited for after the receive; detach: put_init + detach; "
-                 "eager: detached, with a permanent receiver on each mailbox")
-      ->check(CLI::IsMember({"wait", "detach", "eager"}))
+                 "eager: detached, with a permanent receiver on each mailbox; kept: as eager, "
+                 "but kept until delivered, as ./simulate sends in a run without faults")
+      ->check(CLI::IsMember({"wait", "detach", "eager", "kept"}))
       ->capture_default_str();
   app.add_option("--reduce-flops", o.reduce_flops_per_float,
                  "if > 0, each reduce-scatter round also executes this many flops per received "
@@ -180,6 +211,7 @@ void start_ring(Ring& ring, const Options& o, const std::vector<sg4::Host*>& hos
   ring.steps = o.steps;
   ring.mode = o.send == "detach"  ? SendMode::kDetach
               : o.send == "eager" ? SendMode::kEager
+              : o.send == "kept"  ? SendMode::kKept
                                   : SendMode::kWait;
   ring.reduce_flops_per_float = o.reduce_flops_per_float;
   ring.add_seconds = o.add_us * 1e-6;

@@ -30,11 +30,14 @@
 #   --scenario FILE      default scenarios/timing_1024_workers.yaml
 #   --bytes N            the bare ring's buffer (default: simulate's model_bytes)
 #   --latency-us X, --bandwidth-gbps X   the bare ring's links
-#   --bare-send MODE     how the bare ring sends: eager (default: detached
-#                        sends to permanent receivers, the primitives
-#                        ./simulate uses, so that the ratio is distlab's own
-#                        cost), or wait (put_async waited for after the
-#                        receive: SimGrid's fastest ring, a rendezvous)
+#   --bare-send MODE     how the bare ring sends: kept (default: sends to
+#                        permanent receivers, kept until delivered, the
+#                        primitives ./simulate uses in a run without faults,
+#                        so that the ratio is distlab's own cost); eager
+#                        (the same sends detached, as ./simulate sends in a
+#                        run with faults: SimGrid scans every detached send
+#                        in flight as each one ends); or wait (put_async
+#                        waited for after the receive, a rendezvous)
 #   --bare-adds yes|no   whether each reduce-scatter round of the bare ring
 #                        also sleeps for its addition, as ./simulate times it
 #                        (default yes: the median "ring reduce" span of
@@ -59,7 +62,7 @@ bytes=""
 latency_us=""
 bandwidth_gbps=""
 bare_only=0
-bare_send=eager
+bare_send=kept
 bare_adds=yes
 add_us=""
 build=1
@@ -81,7 +84,7 @@ while [ $# -gt 0 ]; do
     --scenario) scenario=${2:?}; shift 2 ;;
     --bytes) bytes=${2:?}; shift 2 ;;
     --latency-us) latency_us=${2:?}; shift 2 ;;
-    --bare-send) bare_send=${2:?--bare-send needs eager or wait}; shift 2 ;;
+    --bare-send) bare_send=${2:?--bare-send needs kept, eager or wait}; shift 2 ;;
     --bandwidth-gbps) bandwidth_gbps=${2:?}; shift 2 ;;
     --bare-only) bare_only=1; shift ;;
     --bare-adds) bare_adds=${2:?--bare-adds needs yes or no}; shift 2 ;;
