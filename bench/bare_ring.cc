@@ -42,10 +42,11 @@ struct Options {
 // SimGrid 3.32 appends every detached comm to one list of the maestro's and
 // takes it out with std::list::remove when it ends (CommImpl::detach and
 // CommImpl::finish), a scan of every detached comm in flight, about p of
-// them here. Detached sends thus cost O(p) each, O(p^3) a step: 2x the wall
-// time of kWait at 1,024 workers. kKept sends as ./simulate does in a run
-// without faults (sim/sim_runtime.h): not detached, so on the sender's own
-// list, and waited for once delivered, just before a receive that waits.
+// them here. Detached sends thus cost O(p) each, O(p^3) a step: at 1,024
+// workers 1.5x the wall time of kWait and 2x kKept's. kKept sends as
+// ./simulate does in a run without faults (sim/sim_runtime.h): not
+// detached, so on the sender's own list, and waited for once delivered,
+// just before a receive that waits.
 enum class SendMode {
   kWait,    // put_async, waited for after the round's receive
   kDetach,  // put_init + detach: nobody waits for the send
