@@ -35,7 +35,7 @@ Runtime::Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity)
 void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   const double start = now();
   execute(work, work_fn);
-  if (slowdown_.any()) {
+  if (slowed_) {
     const double factor = slowdown_.factor(step_ ? step_->step : -1, start);
     if (factor > 1) {
       settle();  // the computation's whole time, before its extra is reckoned
@@ -54,7 +54,7 @@ void Runtime::start_background(std::vector<Work> pieces, BackgroundFn work_fn) {
   if (background_) throw Error(task_name(self_) + ": a background computation is already running");
   if (!step_) throw Error(task_name(self_) + ": a background computation outside a step");
   Background background;
-  background.factor = slowdown_.any() ? slowdown_.factor(step_->step, now()) : 1.0;
+  background.factor = slowed_ ? slowdown_.factor(step_->step, now()) : 1.0;
   background.phase = pieces.empty() ? Phase::kOther : pieces.front().phase;
   for (const Work& piece : pieces) background.labels.push_back(piece.label);
   // Its CPU is the computation's: the marks stop until the join.
@@ -65,7 +65,7 @@ void Runtime::start_background(std::vector<Work> pieces, BackgroundFn work_fn) {
   // other would.
   background.start = now();
   begin_background(pieces, background.factor, work_fn);
-  background_ = std::move(background);
+  background_ = std::make_unique<Background>(std::move(background));
 }
 
 void Runtime::await_piece(std::size_t piece) {
@@ -257,13 +257,13 @@ void Runtime::between_steps(int64_t next_step, const std::function<void()>& work
 }
 
 void Runtime::account(Phase phase, double seconds) {
-  pending_.phases[index_of(phase)] += seconds;
+  pending_.phases[index_of(phase)].seconds += seconds;
 }
 
 void Runtime::account_cpu(Phase phase) {
   if (background_) return;  // join_background gives it all to the computation
   const double cpu = cpu_now();
-  if (cpu_mark_) pending_.phase_cpu[index_of(phase)] += std::max(0.0, cpu - *cpu_mark_);
+  if (cpu_mark_) pending_.phases[index_of(phase)].cpu += std::max(0.0, cpu - *cpu_mark_);
   cpu_mark_ = cpu;
 }
 
@@ -277,8 +277,8 @@ void Runtime::post_pending() {
     record.bytes_sent += p.bytes_sent;
     record.bytes_received += p.bytes_received;
     for (int i = 0; i < kPhases; ++i) {
-      record.phases[i] += p.phases[i];
-      record.phase_cpu[i] += p.phase_cpu[i];
+      record.phases[i] += p.phases[i].seconds;
+      record.phase_cpu[i] += p.phases[i].cpu;
     }
   };
   add_to(log_);

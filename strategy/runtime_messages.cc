@@ -16,7 +16,9 @@ void Runtime::set_incarnations(uint32_t own,
                                std::shared_ptr<const std::vector<uint32_t>> everyone) {
   incarnation_ = own;
   start_incarnations_ = std::move(everyone);
+  start_lives_ = start_incarnations_.get();
   learned_incarnations_.clear();
+  peers_restarted_ = false;
 }
 
 void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
@@ -26,13 +28,13 @@ void Runtime::set_incarnations(uint32_t own, std::vector<uint32_t> everyone) {
 uint32_t Runtime::peer_incarnation(int ordinal) const {
   if (ordinal == cluster_.ordinal(self_)) return incarnation_;
   // Looked up only once a peer has restarted: a simulated task asks for
-  // every message it sends and receives, and an empty map is not touched.
-  if (!learned_incarnations_.empty()) {
+  // every message it sends and receives, and the map is not touched.
+  if (peers_restarted_) {
     const auto learned = learned_incarnations_.find(ordinal);
     if (learned != learned_incarnations_.end()) return learned->second;
   }
   const auto at = static_cast<std::size_t>(ordinal);
-  return start_incarnations_ && at < start_incarnations_->size() ? (*start_incarnations_)[at] : 0;
+  return start_lives_ && at < start_lives_->size() ? (*start_lives_)[at] : 0;
 }
 
 bool Runtime::admit(const Message& message) {
@@ -43,6 +45,7 @@ bool Runtime::admit(const Message& message) {
   if (message.from_incarnation > known) {
     // The peer restarted: both directions number from 0 again.
     learned_incarnations_[peer] = message.from_incarnation;
+    peers_restarted_ = true;
     restart_conversations(peer);
   }
   return true;
