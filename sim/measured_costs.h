@@ -48,6 +48,8 @@ struct PhaseCost {
   double cpu_seconds_per_work = 0;
   double first_cpu_seconds = 0;
   double spread = 0;
+
+  bool operator==(const PhaseCost&) const = default;
 };
 using PhaseCosts = std::array<PhaseCost, strategy::kPhases>;
 

@@ -55,6 +55,8 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device.threads, 1, shared_cores) : 0),
       neighbours_(costs.neighbours),
+      measured_(std::any_of(costs.phases.begin(), costs.phases.end(),
+                            [](const PhaseCost& cost) { return cost != PhaseCost{}; })),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
       device_(std::move(device)),
       phase_costs_(costs.phases),
@@ -78,7 +80,9 @@ int SimRuntime::charged_threads() const {
 }
 
 double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
-  if (device_.runs_ahead) return seconds;  // measured on CPUs only
+  // Measured on CPUs only; the model's own costs leave its seconds as they
+  // are (seconds x 1 + 0), and are not read at each of a ring's additions.
+  if (device_.runs_ahead || !measured_) return seconds;
   const auto p = static_cast<std::size_t>(strategy::index_of(phase));
   const PhaseCost& cost = phase_costs_[p];
   double step = seconds > 0 ? seconds * scale_beside(cost, neighbours_)

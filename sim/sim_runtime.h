@@ -96,7 +96,9 @@ class SimRuntime : public strategy::Runtime {
   // On a host whose threads outnumber its cores: the messages that arrived
   // while the task was busy are taken in turn by sender (messages_in_turn.h),
   // not in the order they came.
-  void take_messages_in_turn() { in_turn_.emplace(); }
+  void take_messages_in_turn() {
+    in_turn_ = std::make_unique<std::map<strategy::Tag, MessagesInTurn>>();
+  }
   // The compute charged (its seconds alone times the threads it runs on)
   // and the messages' CPU on a shared host.
   double cpu_now() const override { return cpu_spent_; }
@@ -168,25 +170,28 @@ class SimRuntime : public strategy::Runtime {
   // The threads a computation's time is charged on, in CPU time.
   int charged_threads() const;
 
-  // What every message and computation reads, first and together: a
-  // simulation of a thousand tasks switches among them millions of times,
-  // and each switch finds the task's state out of the caches, a line at a
-  // time.
-  const MailboxTable& mailboxes_;
+  // What every message and computation reads, first and together, in two
+  // cache lines (the class is aligned to one): a simulation of a thousand
+  // tasks switches among them millions of times, and each switch finds the
+  // task's state out of the caches, a line at a time.
+  alignas(64) const MailboxTable& mailboxes_;
   int ordinal_;
   int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
   int neighbours_ = 0;       // the other replicas on its machine (TaskCosts)
   std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   bool keeps_sends_ = false;
+  // Whether phase_costs_ differs from the model's own (a calibrated run):
+  // if not, measured_seconds() returns the model's seconds untouched.
+  bool measured_ = false;
   std::vector<simgrid::s4u::CommPtr> kept_sends_;  // not yet waited for
   double unslept_ = 0;      // compute time not yet slept (below the resolution)
   double cpu_spent_ = 0;    // cpu_now()
   MessageCpu message_cpu_;  // what a message costs the shared host
+  // take_messages_in_turn's messages, by tag; none in arrival order.
+  std::unique_ptr<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
   // A GPU's work queued since the host last waited for the device
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;
-  // take_messages_in_turn's messages, by tag; none in arrival order.
-  std::optional<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
   ComputeDevice device_;
   PhaseCosts phase_costs_;  // the model's costs, as a real run measured them
   Disk disk_;
