@@ -150,7 +150,7 @@ class AddCosts {
 // sums into `data`, from where they are passed on, as is this member's own
 // chunk. No region is written before this member is done reading it: a
 // complete sum exists only after every member's values went into it.
-class Float32Segments {
+class alignas(64) Float32Segments {
  public:
   // A ring of up to 17 members has every receive posted before it sends
   // anything; a larger one keeps this many posted ahead of its walk, so
@@ -163,10 +163,16 @@ class Float32Segments {
       : runtime_(runtime),
         previous_(previous),
         next_(next),
-        header_(make_message(Tag::kRing, step, 0, nullptr)),
-        arrivals_(schedule) {
+        schedule_(schedule),
+        arrivals_(schedule_),
+        header_(make_message(Tag::kRing, step, 0, nullptr)) {
     post_ahead();
   }
+  Float32Segments(const Float32Segments&) = delete;
+  Float32Segments& operator=(const Float32Segments&) = delete;
+
+  // The walk's schedule, kept beside the segments' own state.
+  const RingSchedule& schedule() const { return schedule_; }
 
   void send_own(FloatRange own) { runtime_.send_borrowed(next_, header_, own); }
 
@@ -224,18 +230,22 @@ class Float32Segments {
     return message;
   }
 
+  // What each message reads first, in the first lines (a simulated member
+  // among a thousand finds them out of the caches, a line at a time), the
+  // slots last.
   Runtime& runtime_;
   TaskId previous_;
   TaskId next_;
-  Message header_;
+  std::size_t first_posted_ = 0;
+  std::size_t posted_count_ = 0;
+  const RingSchedule schedule_;
   RingSchedule::Arrivals arrivals_;  // the next to post
+  AddCosts add_costs_;
+  Message header_;
   // The receives posted, in the order of arrival: a ring of slots in place
   // rather than a deque's blocks on the heap, whose lines a simulated
   // member among a thousand would find out of the caches at each message.
   std::array<PostedReceive, kPostedAhead> posted_;
-  std::size_t first_posted_ = 0;
-  std::size_t posted_count_ = 0;
-  AddCosts add_costs_;
 };
 
 // One piece of work after another, as one.
@@ -354,7 +364,7 @@ void ring_allreduce(Runtime& runtime, const std::vector<TaskId>& ring, int rank,
   const RingSchedule schedule(data, p, rank, segment_floats);
   if (wire == GradientType::kFloat32) {
     Float32Segments segments(runtime, schedule, previous, next, step);
-    walk_ring(schedule, segments);
+    walk_ring(segments.schedule(), segments);
   } else {
     RoundedSegments segments(runtime, previous, next, step, wire);
     walk_ring(schedule, segments);
