@@ -86,6 +86,9 @@ void read_summary(const json& s, RunResult& r) {
   if (const auto it = s.find("simulation_wall_seconds"); it != s.end() && !it->is_null()) {
     r.simulation_wall_seconds = it->get<double>();
   }
+  if (const auto it = s.find("simulation_cpu_seconds"); it != s.end() && !it->is_null()) {
+    r.simulation_cpu_seconds = it->get<double>();
+  }
   r.model_bytes = s.at("model_bytes");
   r.replicas = s.at("replicas");
   r.steps = s.at("steps");

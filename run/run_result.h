@@ -65,7 +65,10 @@ struct RunResult {
   double run_seconds = 0;
   double wall_seconds = 0;             // what the run took on this machine, loading included
   double simulation_wall_seconds = 0;  // of which running the simulation (simulate only)
-  uint64_t model_bytes = 0;            // the parameter buffer, as it goes on the wire
+  // The process's CPU time meanwhile (simulate only): short of the wall time
+  // when the machine gave the core to others, as a shared one does.
+  double simulation_cpu_seconds = 0;
+  uint64_t model_bytes = 0;  // the parameter buffer, as it goes on the wire
   int replicas = 0;
   int64_t steps = 0;  // training steps of the chief (replica 0), up to which it trained
   // A resumed run: the checkpoint it went on from, and that checkpoint's step

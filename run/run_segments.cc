@@ -48,6 +48,7 @@ RunResult join_segments(RunResult earlier, const RunResult& later) {
   whole.run_seconds = earlier.run_seconds + later.run_seconds;
   whole.wall_seconds = earlier.wall_seconds + later.wall_seconds;
   whole.simulation_wall_seconds = earlier.simulation_wall_seconds + later.simulation_wall_seconds;
+  whole.simulation_cpu_seconds = earlier.simulation_cpu_seconds + later.simulation_cpu_seconds;
   whole.examples = earlier.examples + later.examples;
   whole.spans_dropped = earlier.spans_dropped + later.spans_dropped;
   whole.start_step = earlier.start_step;

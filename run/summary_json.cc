@@ -204,6 +204,8 @@ std::string summary_json(const RunResult& r) {
   if (is_simulated(r)) {
     summary["simulation_wall_seconds"] =
         r.simulation_wall_seconds > 0 ? json(r.simulation_wall_seconds) : json(nullptr);
+    summary["simulation_cpu_seconds"] =
+        r.simulation_cpu_seconds > 0 ? json(r.simulation_cpu_seconds) : json(nullptr);
     summary["simulation_speed"] = number(simulation_speed(r));
   }
   summary["model_bytes"] = r.model_bytes;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -41,10 +42,24 @@ void prepare_setup(strategy::TrainingSetup& setup, const run::Scenario& scenario
   }
 }
 
-// Runs the simulation to its end; returns the wall seconds it took.
-double run_engine(simgrid::s4u::Engine& engine, MailboxTable& mailboxes,
-                  const TaskSupervisor& supervisor) {
+// What running the simulation took on this machine.
+struct EngineTimes {
+  double wall_seconds = 0;
+  double cpu_seconds = 0;
+};
+
+// The CPU time of the whole process, every thread's.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Runs the simulation to its end.
+EngineTimes run_engine(simgrid::s4u::Engine& engine, MailboxTable& mailboxes,
+                       const TaskSupervisor& supervisor) {
   const auto simulation_start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_seconds();
   try {
     engine.run();
   } catch (...) {
@@ -56,8 +71,10 @@ double run_engine(simgrid::s4u::Engine& engine, MailboxTable& mailboxes,
                 " simulated s; still waiting: " + supervisor.unfinished());
   }
   const auto simulation_end = std::chrono::steady_clock::now();
+  const double cpu_end = process_cpu_seconds();
   mailboxes.release_receivers();
-  return std::chrono::duration<double>(simulation_end - simulation_start).count();
+  return {std::chrono::duration<double>(simulation_end - simulation_start).count(),
+          cpu_end - cpu_start};
 }
 
 // One report per task, as a real task would hand over; the supervisor
@@ -116,14 +133,15 @@ run::RunResult simulate(const run::Scenario& scenario, const MachineCatalog& cat
   TaskSupervisor supervisor(scenario, plan, hosts, mailboxes, setup, options.span_limit,
                             options.on_event);
   supervisor.start();
-  const double simulation_seconds = run_engine(engine, mailboxes, supervisor);
+  const EngineTimes simulation = run_engine(engine, mailboxes, supervisor);
   SupervisedRun run = supervisor.finish();
 
   std::vector<run::TaskReport> reports = task_reports(run, plan.cluster.task_count());
   run::RunAssembly assembly = assembly_of(setup, run);
   run::RunResult result =
       run::assemble_run(scenario, plan.cluster, std::move(reports), std::move(assembly));
-  result.simulation_wall_seconds = simulation_seconds;
+  result.simulation_wall_seconds = simulation.wall_seconds;
+  result.simulation_cpu_seconds = simulation.cpu_seconds;
   result.placement = placement_of(plan);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -92,6 +92,8 @@ TEST_CASE("a run directory read back holds what was written, the timeline's span
   CHECK(r.scenario == written.scenario);
   CHECK(r.backend == "simulate");
   CHECK(r.run_seconds == written.run_seconds);
+  CHECK(r.simulation_wall_seconds == written.simulation_wall_seconds);
+  CHECK(r.simulation_cpu_seconds == written.simulation_cpu_seconds);
   CHECK(r.steps == written.steps);
   CHECK(r.examples == written.examples);
   CHECK(r.weights_sha256 == written.weights_sha256);
@@ -148,6 +150,8 @@ TEST_CASE("joined segments run on one clock: the later one's records after the e
   const RunResult whole = distlab::run::join_segments(earlier, later);
 
   CHECK(whole.run_seconds == earlier.run_seconds + later.run_seconds);
+  CHECK(whole.simulation_cpu_seconds ==
+        earlier.simulation_cpu_seconds + later.simulation_cpu_seconds);
   CHECK(whole.examples == earlier.examples + later.examples);
   CHECK(whole.steps == 8);
   CHECK(whole.start_step == 0);

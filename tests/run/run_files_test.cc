@@ -98,6 +98,7 @@ TEST_CASE("summary.json holds every field and the totals over tasks") {
   // 4 simulated seconds in 0.25 s of simulation (0.5 s wall with loading).
   CHECK(s["simulation_speed"].get<double>() == Approx(16.0));
   CHECK(s["simulation_wall_seconds"].get<double>() == 0.25);
+  CHECK(s["simulation_cpu_seconds"].get<double>() == 0.2);
   CHECK(s["model_bytes"] == 372000);
   CHECK(s["examples_per_second"].get<double>() == Approx(256.0));
   CHECK(s["timeline_spans_dropped"] == 3);
@@ -180,6 +181,7 @@ TEST_CASE(
   CHECK_FALSE(s.contains("simulated_seconds"));
   CHECK_FALSE(s.contains("simulation_speed"));
   CHECK_FALSE(s.contains("simulation_wall_seconds"));
+  CHECK_FALSE(s.contains("simulation_cpu_seconds"));
   CHECK(s["run_seconds"].get<double>() == 4.0);
   CHECK(s["backend"] == "realnet");
 }

@@ -72,6 +72,7 @@ RunResult three_tasks(const std::string& fidelity) {
   r.run_seconds = 4.0;
   r.wall_seconds = 0.5;
   r.simulation_wall_seconds = 0.25;
+  r.simulation_cpu_seconds = 0.2;
   r.model_bytes = 372000;
   r.replicas = 2;
   r.steps = 4;
