@@ -9,12 +9,17 @@
 #   ./simulate SCENARIO --set cluster.workers=P-1 --set training.steps=S --quiet --out DIR
 # (the timing scenario has a chief, so P replicas; the script runs
 # build/bin/distlab-simulate itself, so that ./simulate's build check is not
-# measured), and records each one's wall time per step (bare ring: its
-# Engine::run; simulate: summary.json's simulation_wall_seconds, its own
-# Engine::run, without loading the scenario or writing the run directory) and peak resident
-# memory (/usr/bin/time -f %M). Prints every round, then a Markdown table of
-# medians with the ratio simulate / bare ring, then one JSON line with every
-# figure (and a note if simulate sent other than the ring's bytes).
+# measured), and records each one's wall and CPU time per step (bare ring:
+# its Engine::run; simulate: summary.json's simulation_wall_seconds and
+# simulation_cpu_seconds, its own Engine::run, without loading the scenario
+# or writing the run directory) and peak resident memory (/usr/bin/time
+# -f %M). Prints every round, then a Markdown table of medians with three
+# ratios simulate / bare ring: of the median wall times; the median of each
+# round's own ratio (the two runs of a round follow one another, so the
+# machine's drift over minutes cancels); and of the median CPU times (a
+# shared machine that gives the core to another guest adds wall time but
+# no CPU time). Then one JSON line with every figure (and a note if
+# simulate sent other than the ring's bytes).
 #
 # N, the model buffer in bytes, is summary.json's model_bytes (the first
 # round at each size runs simulate first to learn it); --bytes fixes it
@@ -277,6 +282,7 @@ print(json.dumps({"kind": "simulate", "workers": p, "round": int(sys.argv[3]), "
                   "bytes": r.get("model_bytes"),
                   "wall_seconds": r.get("simulation_wall_seconds") or r["wall_seconds"],
                   "process_wall_seconds": r["wall_seconds"],
+                  "cpu_seconds": r.get("simulation_cpu_seconds"),
                   "simulated_seconds": r.get("simulated_seconds"),
                   "bytes_sent": sum(t.get("bytes_sent", 0) for t in r.get("tasks", [])),
                   "add_us": statistics.median(adds) if adds else 0,
@@ -350,18 +356,31 @@ for p in sizes:
                                            if rs[0].get("simulated_seconds") is not None
                                            else None),
         }
+        cpus = [r["cpu_seconds"] / r["steps"] for r in rs if r.get("cpu_seconds")]
+        row[kind]["cpu_seconds_per_step"] = statistics.median(cpus) if cpus else None
         if kind == "bare":
             row[kind]["messages"] = rs[0]["messages"]
             row[kind]["add_us"] = rs[0].get("add_us", 0)
             row[kind]["model_seconds_per_step"] = rs[0]["model_seconds"] / steps
-            row[kind]["cpu_seconds_per_step"] = statistics.median(
-                r["cpu_seconds"] / r["steps"] for r in rs)
             row[kind]["ring_bytes"] = 2 * (p - 1) * rs[0]["bytes"] * steps
         else:
             row[kind]["bytes_sent"] = rs[0]["bytes_sent"]
     if "bare" in row and "simulate" in row:
         row["ratio"] = (row["simulate"]["wall_seconds_per_step"] /
                         row["bare"]["wall_seconds_per_step"])
+        # Each round's two runs follow one another: their ratio leaves out
+        # what the machine did over the minutes between rounds.
+        by_round = {}
+        for r in records:
+            if r["workers"] == p:
+                by_round.setdefault(r["round"], {})[r["kind"]] = r
+        paired = [pair["simulate"]["wall_seconds"] / pair["bare"]["wall_seconds"]
+                  for pair in by_round.values() if len(pair) == 2]
+        row["round_ratios"] = paired
+        row["median_round_ratio"] = statistics.median(paired)
+        b_cpu = row["bare"]["cpu_seconds_per_step"]
+        s_cpu = row["simulate"]["cpu_seconds_per_step"]
+        row["cpu_ratio"] = s_cpu / b_cpu if b_cpu and s_cpu else None
         # Every byte the simulation sent over what the ring alone sends.
         ring = row["bare"]["ring_bytes"]
         row["bytes_sent_over_ring"] = row["simulate"]["bytes_sent"] / ring if ring else None
@@ -374,9 +393,10 @@ def fmt(x, spec):
 
 print()
 print("| P | steps | bare ring's addition us | bare ring s/step | simulate s/step "
-      "| simulate / bare | bare worker-steps/s | simulate worker-steps/s | bare peak RSS MiB "
+      "| simulate / bare | median of rounds' ratios | CPU time ratio "
+      "| bare worker-steps/s | simulate worker-steps/s | bare peak RSS MiB "
       "| simulate peak RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for row in rows:
     b, s = row.get("bare", {}), row.get("simulate", {})
     print(f"| {row['workers']} | {b.get('steps', s.get('steps'))} "
@@ -384,6 +404,8 @@ for row in rows:
           f"| {fmt(b.get('wall_seconds_per_step'), '.4f')} "
           f"| {fmt(s.get('wall_seconds_per_step'), '.4f')} "
           f"| {fmt(row.get('ratio'), '.2f')} "
+          f"| {fmt(row.get('median_round_ratio'), '.2f')} "
+          f"| {fmt(row.get('cpu_ratio'), '.2f')} "
           f"| {fmt(b.get('worker_steps_per_wall_second'), '.1f')} "
           f"| {fmt(s.get('worker_steps_per_wall_second'), '.1f')} "
           f"| {fmt(b['peak_rss_kib'] / 1024 if b else None, '.0f')} "
