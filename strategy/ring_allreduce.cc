@@ -4,6 +4,7 @@
 #include <array>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,9 +129,10 @@ class AddCosts {
  public:
   const Work& of(int64_t count) {
     if (count == last_count_) return *last_;  // the segments of a chunk are alike
-    auto found = costs_.find(count);
-    if (found == costs_.end()) {
-      found = costs_.emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
+    if (!costs_) costs_ = std::make_unique<std::map<int64_t, Work>>();
+    auto found = costs_->find(count);
+    if (found == costs_->end()) {
+      found = costs_->emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
     }
     last_count_ = count;
     last_ = &found->second;  // a map's elements do not move
@@ -138,9 +140,11 @@ class AddCosts {
   }
 
  private:
-  std::map<int64_t, Work> costs_;
+  // The last cost, then the others: three words beside the ring's other
+  // per-message state.
   int64_t last_count_ = -1;
   const Work* last_ = nullptr;
+  std::unique_ptr<std::map<int64_t, Work>> costs_;
 };
 
 // Segments on a float32 wire, copied as little as Gloo's ring copies them
@@ -152,10 +156,12 @@ class AddCosts {
 // complete sum exists only after every member's values went into it.
 class alignas(64) Float32Segments {
  public:
-  // A ring of up to 17 members has every receive posted before it sends
-  // anything; a larger one keeps this many posted ahead of its walk, so
-  // that a simulated member of a ring of thousands holds a few kilobytes of
-  // postings, not 2(p - 1) of them.
+  // On a backend that reads payloads straight into posted receives, a
+  // ring of up to 17 members has every receive posted before it sends
+  // anything; a larger one keeps this many posted ahead of its walk. A
+  // backend that copies (the simulator) gains nothing by posting early and
+  // has one posted at a time: a simulated member among a thousand touches
+  // one slot, not a cache line a message across 32 of them.
   static constexpr std::size_t kPostedAhead = 32;
 
   Float32Segments(Runtime& runtime, const RingSchedule& schedule, TaskId previous, TaskId next,
@@ -163,9 +169,10 @@ class alignas(64) Float32Segments {
       : runtime_(runtime),
         previous_(previous),
         next_(next),
+        step_(step),
+        window_(runtime.reads_into_postings() ? kPostedAhead : 1),
         schedule_(schedule),
-        arrivals_(schedule_),
-        header_(make_message(Tag::kRing, step, 0, nullptr)) {
+        arrivals_(schedule_) {
     post_ahead();
   }
   Float32Segments(const Float32Segments&) = delete;
@@ -174,7 +181,7 @@ class alignas(64) Float32Segments {
   // The walk's schedule, kept beside the segments' own state.
   const RingSchedule& schedule() const { return schedule_; }
 
-  void send_own(FloatRange own) { runtime_.send_borrowed(next_, header_, own); }
+  void send_own(FloatRange own) { pass_on(own); }
 
   // An addition into `to` of `count` floats from `from`.
   struct Addition {
@@ -199,49 +206,55 @@ class alignas(64) Float32Segments {
     });
     if (completes) {
       runtime_.recycle(std::move(sum));
-      runtime_.send_borrowed(next_, header_, mine);
+      pass_on(mine);
     } else {
       runtime_.send(next_, std::move(sum));
     }
   }
 
-  void keep_sum(FloatRange sum, bool pass_on) {
+  void keep_sum(FloatRange sum, bool passes_on) {
     arrive();
-    if (pass_on) runtime_.send_borrowed(next_, header_, sum);
+    if (passes_on) pass_on(sum);
   }
 
   // The caller may change `data` once the all-reduce returns.
   void finish() { runtime_.wait_sends(); }
 
  private:
+  // Segments this member sends from floats it leaves alone until finish().
+  void pass_on(FloatRange values) {
+    runtime_.send_borrowed(next_, make_message(Tag::kRing, step_, 0, nullptr), values);
+  }
   void post_ahead() {
-    for (; !arrivals_.done() && posted_count_ < kPostedAhead; arrivals_.next()) {
+    for (; !arrivals_.done() && posted_count_ < window_; arrivals_.next()) {
       const FloatRange where = arrivals_.where();
-      posted_[(first_posted_ + posted_count_++) % kPostedAhead] = runtime_.post_recv(
+      posted_[(first_posted_ + posted_count_++) % window_] = runtime_.post_recv(
           previous_, Tag::kRing, arrivals_.partial() ? FloatRange::sized(where.size()) : where);
     }
   }
   // The next segment, received where it was posted; one more posted.
   Message arrive() {
     Message message = runtime_.wait(posted_[first_posted_]);
-    first_posted_ = (first_posted_ + 1) % kPostedAhead;
+    if (++first_posted_ == window_) first_posted_ = 0;
     --posted_count_;
     post_ahead();
     return message;
   }
 
-  // What each message reads first, in the first lines (a simulated member
-  // among a thousand finds them out of the caches, a line at a time), the
-  // slots last.
+  // What each message reads, in the object's first three lines with the
+  // first slot (a simulated member among a thousand finds them out of the
+  // caches, a line at a time, three times a message).
   Runtime& runtime_;
   TaskId previous_;
   TaskId next_;
-  std::size_t first_posted_ = 0;
-  std::size_t posted_count_ = 0;
+  int64_t step_;
+  static_assert(kPostedAhead <= UINT8_MAX);
+  uint8_t window_;  // receives kept posted
+  uint8_t first_posted_ = 0;
+  uint8_t posted_count_ = 0;
   const RingSchedule schedule_;
   RingSchedule::Arrivals arrivals_;  // the next to post
   AddCosts add_costs_;
-  Message header_;
   // The receives posted, in the order of arrival: a ring of slots in place
   // rather than a deque's blocks on the heap, whose lines a simulated
   // member among a thousand would find out of the caches at each message.

@@ -168,10 +168,15 @@ class alignas(64) Runtime {
   // is in `into` (and values is empty), or, for a posting without floats, in
   // values as recv() gives it. Throws Error for a message of another size.
   Message wait(PostedReceive& receive);
+  // Whether this backend reads payloads straight into the floats of posted
+  // receives (TCP): a collective then gains by posting its receives well
+  // ahead. Elsewhere a posting is a copy when the message comes, and one
+  // posted at a time is as good.
+  virtual bool reads_into_postings() const { return false; }
   // send() of `header` with `values` as its payload, borrowed rather than
   // copied where the backend can: the caller leaves `values` unchanged
   // until wait_sends(). Its bytes are set from `values`.
-  void send_borrowed(TaskId to, const Message& header, FloatRange values);
+  void send_borrowed(TaskId to, Message header, FloatRange values);
   // Blocks until the backend no longer reads the floats of any borrowed
   // send. Throws Error if a connection fails first.
   void wait_sends();

@@ -104,8 +104,7 @@ void Runtime::send(TaskId to, Message&& message) {
   account_send(to, bytes, start, now());
 }
 
-void Runtime::send_borrowed(TaskId to, const Message& header_in, FloatRange values) {
-  Message header = header_in;
+void Runtime::send_borrowed(TaskId to, Message header, FloatRange values) {
   header.values.clear();
   header.bytes = static_cast<uint64_t>(values.size()) * sizeof(float);
   stamp(to, header);

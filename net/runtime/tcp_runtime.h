@@ -111,6 +111,8 @@ class TcpRuntime : public strategy::Runtime {
   // (tasks sharing a process, as in tests, share the figure).
   double cpu_now() const override;
   void recycle(strategy::Message&& message) override;
+  // A posted receive's payload is read from the socket into its floats.
+  bool reads_into_postings() const override { return true; }
   const ClusterAddresses& addresses() const { return addresses_; }
 
  protected:

@@ -101,7 +101,8 @@ TEST_CASE("the ring sums each chunk in ring order, rounded at every hop on a hal
 
 TEST_CASE("a ring with more segments than it posts ahead sums as a short one") {
   // 20 members, 50-float chunks in 8 segments: 304 arrivals, posted 32 at a
-  // time as the walk goes (Float32Segments::kPostedAhead).
+  // time as the walk goes on a backend that reads into postings, one at a
+  // time on the simulator (Float32Segments::kPostedAhead).
   const int p = 20;
   const int64_t segment_floats = 7;
   const int64_t n = 1001;
