@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 #include <string>
 
+#include "sim/message_boxes.h"
 #include "sim/platform.h"
 
 namespace distlab::sim {
@@ -151,7 +152,7 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   const uint64_t bytes = message.bytes;
   spend_message_cpu(bytes);
   message.available_at = now();
-  auto* payload = new Message(std::move(message));
+  Message* payload = box_message(std::move(message));
   simgrid::s4u::Mailbox* box = mailboxes_.at(cluster().ordinal(to), payload->tag);
   // Kept but when nothing would tell its arrival (no bytes: nothing left
   // to flow from the start) or when so many are unreaped already that the
@@ -161,9 +162,8 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
     kept_sends_.push_back(box->put_async(payload, bytes));
     return;
   }
-  box->put_init(payload, bytes)->detach([](void* unclaimed) {
-    delete static_cast<Message*>(unclaimed);
-  });
+  box->put_init(payload, bytes)->detach(
+      [](void* unclaimed) { free_box(static_cast<Message*>(unclaimed)); });
 }
 
 // A started comm's remaining bytes are read without a simcall; none remain
@@ -190,7 +190,7 @@ Message SimRuntime::receive(Tag tag) {
   simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
   // Its first message has not arrived: the task waits until later anyway.
   if (!kept_sends_.empty() && !box->ready()) reap_delivered_sends();
-  std::unique_ptr<Message> payload(box->get<Message>());
+  const BoxedMessage payload(box->get<Message>());
   spend_message_cpu(payload->bytes);
   return std::move(*payload);
 }
@@ -203,14 +203,14 @@ Message SimRuntime::receive_in_turn(Tag tag) {
   simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
   MessagesInTurn& waiting = (*in_turn_)[tag];
   while (box->ready()) {
-    std::unique_ptr<Message> payload(box->get<Message>());
+    const BoxedMessage payload(box->get<Message>());
     const int sender = cluster().ordinal(payload->from);
     waiting.add(sender, std::move(*payload));
   }
   std::optional<Message> message = waiting.take();
   if (!message) {
     reap_delivered_sends();  // nothing has arrived: the task waits anyway
-    std::unique_ptr<Message> payload(box->get<Message>());
+    const BoxedMessage payload(box->get<Message>());
     waiting.took_from(cluster().ordinal(payload->from));
     message = std::move(*payload);
   }
