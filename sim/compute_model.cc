@@ -29,13 +29,13 @@ ComputeDevice cpu_device(const MachineType& machine, int threads) {
 ComputeDevice gpu_device(const GpuType& gpu) {
   return {.name = gpu.name,
           .rates = gpu.rates,
-          .float16_rates = gpu.float16_rates,
-          .bfloat16_rates = gpu.bfloat16_rates,
           .launch_seconds = gpu.kernel_launch_seconds,
           .kernel_device_seconds = gpu.kernel_device_seconds,
           .step_host_seconds = gpu.step_host_seconds,
           .runs_ahead = true,
-          .threads = 0};
+          .threads = 0,
+          .float16_rates = gpu.float16_rates,
+          .bfloat16_rates = gpu.bfloat16_rates};
 }
 
 ComputeDevice uniform_device(std::string name, double flops, double memory_bandwidth,

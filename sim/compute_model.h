@@ -14,13 +14,13 @@
 
 namespace distlab::sim {
 
+// What every computation's timing reads comes first, the float32 rates
+// and the scalars after them: on a 64-byte boundary (as the simulator keeps
+// it), an elementwise computation on a CPU, such as a ring's addition, reads
+// one cache line of it.
 struct ComputeDevice {
-  std::string name;   // "n1-standard-4 cpu", "k80"
-  DeviceRates rates;  // per kind of operation, in float32
-  // The same for work in float16 and bfloat16 (strategy::Precision); a
-  // device that has none (CPUs) times them as float32.
-  std::optional<DeviceRates> float16_rates;
-  std::optional<DeviceRates> bfloat16_rates;
+  std::string name;           // "n1-standard-4 cpu", "k80"
+  DeviceRates rates;          // per kind of operation, in float32
   double launch_seconds = 0;  // per kernel, on the host
   // A GPU's: the device's own time per kernel (its start and tail, and the
   // gap to the next), and the host's per training step (the framework's
@@ -39,6 +39,10 @@ struct ComputeDevice {
   int devices = 1;
   double bus_bandwidth = 0;  // bytes/s per direction, per device
   double bus_latency = 0;    // seconds per transfer
+  // The rates for work in float16 and bfloat16 (strategy::Precision); a
+  // device that has none (CPUs) times them as float32.
+  std::optional<DeviceRates> float16_rates;
+  std::optional<DeviceRates> bfloat16_rates;
 };
 
 // The time of a collective of `bytes` among `device.devices` GPUs over their

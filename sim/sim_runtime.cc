@@ -13,28 +13,22 @@ using strategy::Message;
 using strategy::Tag;
 
 MailboxTable::MailboxTable(int tasks) : tasks_(tasks) {
-  const int tags = static_cast<int>(Tag::kLast) + 1;
-  boxes_.resize(static_cast<std::size_t>(tasks) * tags, nullptr);
+  boxes_.resize(static_cast<std::size_t>(tasks) * kTags, nullptr);
   for (int t = 0; t < tasks; ++t) renew(t, 0);
 }
 
 void MailboxTable::renew(int ordinal, uint32_t incarnation) {
-  const int tags = static_cast<int>(Tag::kLast) + 1;
-  for (int tag = 1; tag < tags; ++tag) {
+  ++generation_;
+  for (int tag = 1; tag <= static_cast<int>(Tag::kLast); ++tag) {
     std::string name = "task";
     name += std::to_string(ordinal);
     if (incarnation > 0) name += "#" + std::to_string(incarnation);
     name += '/';
     name += strategy::tag_name(static_cast<Tag>(tag));
-    simgrid::s4u::Mailbox*& box = boxes_[static_cast<std::size_t>(ordinal) * tags + tag];
+    simgrid::s4u::Mailbox*& box = boxes_[index(ordinal, static_cast<Tag>(tag))];
     if (box) box->set_receiver(nullptr);
     box = simgrid::s4u::Mailbox::by_name(name);
   }
-}
-
-simgrid::s4u::Mailbox* MailboxTable::at(int ordinal, Tag tag) const {
-  const int tags = static_cast<int>(Tag::kLast) + 1;
-  return boxes_[static_cast<std::size_t>(ordinal) * tags + static_cast<int>(tag)];
 }
 
 void MailboxTable::set_receiver(int ordinal, simgrid::s4u::ActorPtr actor) const {
@@ -55,11 +49,14 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       mailboxes_(mailboxes),
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device.threads, 1, shared_cores) : 0),
-      neighbours_(costs.neighbours),
       measured_(std::any_of(costs.phases.begin(), costs.phases.end(),
                             [](const PhaseCost& cost) { return cost != PhaseCost{}; })),
+      runs_ahead_(device.runs_ahead),
+      message_costs_(shared_cores > 0 && message_cpu.costs()),
+      charged_threads_(std::max(1, compute_threads_ > 0 ? compute_threads_ : device.threads)),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
       device_(std::move(device)),
+      neighbours_(costs.neighbours),
       phase_costs_(costs.phases),
       disk_(disk),
       input_cpu_(input_cpu),
@@ -76,14 +73,10 @@ SimRuntime::~SimRuntime() {
   }
 }
 
-int SimRuntime::charged_threads() const {
-  return std::max(1, compute_threads_ > 0 ? compute_threads_ : device_.threads);
-}
-
 double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
   // Measured on CPUs only; the model's own costs leave its seconds as they
   // are (seconds x 1 + 0), and are not read at each of a ring's additions.
-  if (device_.runs_ahead || !measured_) return seconds;
+  if (runs_ahead_ || !measured_) return seconds;
   const auto p = static_cast<std::size_t>(strategy::index_of(phase));
   const PhaseCost& cost = phase_costs_[p];
   double step = seconds > 0 ? seconds * scale_beside(cost, neighbours_)
@@ -99,7 +92,7 @@ double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
 }
 
 void SimRuntime::spend_message_cpu(uint64_t bytes) {
-  if (!message_cpu_.costs()) return;
+  if (!message_costs_) return;
   const double seconds = measured_seconds(
       strategy::Phase::kCommunication,
       message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte);
@@ -153,7 +146,7 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   spend_message_cpu(bytes);
   message.available_at = now();
   Message* payload = box_message(std::move(message));
-  simgrid::s4u::Mailbox* box = mailboxes_.at(cluster().ordinal(to), payload->tag);
+  simgrid::s4u::Mailbox* box = sent_to_.at(mailboxes_, cluster().ordinal(to), payload->tag);
   // Kept but when nothing would tell its arrival (no bytes: nothing left
   // to flow from the start) or when so many are unreaped already that the
   // sender's own list would grow long (a server answering many workers
@@ -162,8 +155,9 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
     kept_sends_.push_back(box->put_async(payload, bytes));
     return;
   }
-  box->put_init(payload, bytes)->detach(
-      [](void* unclaimed) { free_box(static_cast<Message*>(unclaimed)); });
+  box->put_init(payload, bytes)->detach([](void* unclaimed) {
+    free_box(static_cast<Message*>(unclaimed));
+  });
 }
 
 // A started comm's remaining bytes are read without a simcall; none remain
@@ -187,7 +181,7 @@ void SimRuntime::deliver_kept_sends() {
 
 Message SimRuntime::receive(Tag tag) {
   if (in_turn_) return receive_in_turn(tag);
-  simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
+  simgrid::s4u::Mailbox* box = own_box_.at(mailboxes_, ordinal_, tag);
   // Its first message has not arrived: the task waits until later anyway.
   if (!kept_sends_.empty() && !box->ready()) reap_delivered_sends();
   const BoxedMessage payload(box->get<Message>());
@@ -223,7 +217,7 @@ Message SimRuntime::receive_in_turn(Tag tag) {
 // device's time and its own for everything queued since it last waited,
 // less what it has already been charged.
 double SimRuntime::work_seconds(const strategy::Work& work) {
-  if (!device_.runs_ahead) return roofline_seconds(work, device_);
+  if (!runs_ahead_) return roofline_seconds(work, device_);
   const HostAndDevice own = host_and_device_seconds(work, device_);
   const double charged = queued_.host;
   queued_.host += own.host;

@@ -43,8 +43,14 @@ namespace distlab::sim {
 class MailboxTable {
  public:
   explicit MailboxTable(int tasks);
-  simgrid::s4u::Mailbox* at(int ordinal, strategy::Tag tag) const;
+  simgrid::s4u::Mailbox* at(int ordinal, strategy::Tag tag) const {
+    return boxes_[index(ordinal, tag)];
+  }
   int tasks() const { return tasks_; }
+  // Where at() finds a task's mailbox for a tag.
+  static std::size_t index(int ordinal, strategy::Tag tag) {
+    return static_cast<std::size_t>(ordinal) * kTags + static_cast<std::size_t>(tag);
+  }
 
   // Makes `actor` the permanent receiver of task `ordinal`'s mailboxes, so
   // that messages to it flow as soon as they are sent; release_receivers()
@@ -54,10 +60,37 @@ class MailboxTable {
   // the old ones belonged to a life that is over.
   void renew(int ordinal, uint32_t incarnation);
   void release_receivers() const;
+  // Counts the renewals: a mailbox looked up when it was other is stale.
+  uint32_t generation() const { return generation_; }
 
  private:
+  static constexpr std::size_t kTags = static_cast<std::size_t>(strategy::Tag::kLast) + 1;
   int tasks_;
+  uint32_t generation_ = 0;
   std::vector<simgrid::s4u::Mailbox*> boxes_;
+};
+
+// A task's last mailbox of one kind (the one it sends to, its own it
+// receives at), kept beside its other state: a ring member sends to one
+// peer and receives at one box, and the table's entries for them are two
+// cache lines of their own, out of the caches whenever the task runs again
+// among a thousand.
+class CachedMailbox {
+ public:
+  simgrid::s4u::Mailbox* at(const MailboxTable& table, int ordinal, strategy::Tag tag) {
+    const auto index = static_cast<int>(MailboxTable::index(ordinal, tag));
+    if (index != index_ || generation_ != table.generation()) {
+      box_ = table.at(ordinal, tag);
+      index_ = index;
+      generation_ = table.generation();
+    }
+    return box_;
+  }
+
+ private:
+  simgrid::s4u::Mailbox* box_ = nullptr;
+  int index_ = -1;  // MailboxTable::index
+  uint32_t generation_ = 0;
 };
 
 // Compute shorter than this is accumulated before the actor sleeps it: a
@@ -168,31 +201,40 @@ class SimRuntime : public strategy::Runtime {
   // of the phase in this life of the task with its own cost.
   double measured_seconds(strategy::Phase phase, double seconds);
   // The threads a computation's time is charged on, in CPU time.
-  int charged_threads() const;
+  int charged_threads() const { return charged_threads_; }
 
-  // What every message and computation reads, first and together, in two
-  // cache lines (the class is aligned to one): a simulation of a thousand
-  // tasks switches among them millions of times, and each switch finds the
-  // task's state out of the caches, a line at a time.
+  // What every message and computation reads, first and together: a
+  // simulation of a thousand tasks switches among them millions of times,
+  // and each switch finds the task's state out of the caches, a line at a
+  // time. A ring member resumes three times a message (its send handed
+  // off, its receive done, its addition slept), and each time reads this
+  // first line (the class is aligned to one); a send and a receive read
+  // the second too.
   alignas(64) const MailboxTable& mailboxes_;
   int ordinal_;
   int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
-  int neighbours_ = 0;       // the other replicas on its machine (TaskCosts)
-  std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   bool keeps_sends_ = false;
   // Whether phase_costs_ differs from the model's own (a calibrated run):
   // if not, measured_seconds() returns the model's seconds untouched.
   bool measured_ = false;
+  bool runs_ahead_ = false;                        // device_.runs_ahead
+  bool message_costs_ = false;                     // message_cpu_.costs()
+  int charged_threads_ = 1;                        // charged_threads()
   std::vector<simgrid::s4u::CommPtr> kept_sends_;  // not yet waited for
-  double unslept_ = 0;      // compute time not yet slept (below the resolution)
-  double cpu_spent_ = 0;    // cpu_now()
-  MessageCpu message_cpu_;  // what a message costs the shared host
+  double unslept_ = 0;    // compute time not yet slept (below the resolution)
+  double cpu_spent_ = 0;  // cpu_now()
   // take_messages_in_turn's messages, by tag; none in arrival order.
-  std::unique_ptr<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
+  alignas(64) std::unique_ptr<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
+  CachedMailbox sent_to_;
+  CachedMailbox own_box_;
+  MessageCpu message_cpu_;  // what a message costs the shared host
+  // The device, its CPU rates and scalars in one line (compute_model.h).
+  alignas(64) ComputeDevice device_;
   // A GPU's work queued since the host last waited for the device
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;
-  ComputeDevice device_;
+  int neighbours_ = 0;  // the other replicas on its machine (TaskCosts)
+  std::array<bool, strategy::kPhases> phase_begun_{};  // a phase's first work is done
   PhaseCosts phase_costs_;  // the model's costs, as a real run measured them
   Disk disk_;
   InputCpu input_cpu_;
