@@ -263,7 +263,7 @@ void Runtime::account(Phase phase, double seconds) {
 void Runtime::account_cpu(Phase phase) {
   if (background_) return;  // join_background gives it all to the computation
   const double cpu = cpu_now();
-  if (cpu_mark_) pending_.phases[index_of(phase)].cpu += std::max(0.0, cpu - *cpu_mark_);
+  if (cpu_mark_ >= 0) pending_.phases[index_of(phase)].cpu += std::max(0.0, cpu - cpu_mark_);
   cpu_mark_ = cpu;
 }
 
@@ -288,8 +288,13 @@ void Runtime::post_pending() {
   pending_ = {};
 }
 
+void Runtime::set_span_limit(std::size_t limit) {
+  span_limit_ = limit;
+  spans_left_ = limit - std::min(limit, log_.spans.size());
+}
+
 bool Runtime::keeps_spans() {
-  if (spans_kept_ < span_limit_) return true;
+  if (spans_left_ > 0) return true;
   ++spans_dropped_;
   return false;
 }
@@ -303,7 +308,7 @@ void Runtime::add_span(SpanKind kind, double start, double end, std::string_view
     spans.reserve(std::min(span_limit_, std::max<std::size_t>(16, 2 * spans.size())));
   }
   spans.push_back({kind, start, end, label});
-  ++spans_kept_;
+  --spans_left_;
 }
 
 void append_log(TaskLog& into, TaskLog&& later) {

@@ -266,7 +266,8 @@ class alignas(64) Runtime {
 
   // Timeline spans kept per task; later spans are counted, not kept, so that
   // a 1,024-worker simulation does not keep millions of them.
-  void set_span_limit(std::size_t limit) { span_limit_ = limit; }
+  static constexpr std::size_t kSpanLimit = 20000;  // by default
+  void set_span_limit(std::size_t limit);
   uint64_t spans_dropped() const { return spans_dropped_; }
 
   // Closes the log (finishing time) and hands it over.
@@ -395,13 +396,17 @@ class alignas(64) Runtime {
     };
     std::vector<Interval> foreground;
   };
-  // What this task knows of its messages with one peer under one tag.
+  // What this task knows of its messages with one peer under one tag (its
+  // key: conversation_key in runtime_messages.cc). Those that arrived
+  // before an earlier one wait in stashes_.
+  static constexpr uint32_t kNoConversation = UINT32_MAX;
   struct Conversation {
-    uint64_t next_send = 0;             // the sequence number of the next one sent
-    uint64_t next_expected = 0;         // of the next one handed over
-    uint64_t posted = 0;                // receives posted and not yet waited for
-    std::map<uint64_t, Message> stash;  // arrived before an earlier one
+    uint64_t next_send = 0;      // the sequence number of the next one sent
+    uint64_t next_expected = 0;  // of the next one handed over
+    uint32_t posted = 0;         // receives posted and not yet waited for
+    uint32_t key = kNoConversation;
   };
+  using Stash = std::map<uint64_t, Message>;  // by sequence number
   // What every message and computation adds, since post_pending() last
   // added it to log_ and step_: kept together, so that a simulated task
   // among a thousand touches a few cache lines per message, not each
@@ -421,22 +426,27 @@ class alignas(64) Runtime {
     };
     std::array<PhaseFigures, kPhases> phases{};
   };
-  // Every message goes through one of these: a conversation is found by
-  // one lookup, and a ring member's two without any (the last ones found
-  // are kept; an unordered_map's elements do not move).
+  // Every message goes through one of these. The task's first two
+  // conversations (a ring member's two) are in its first cache lines and
+  // found without a lookup; the others are in a table, whose elements do
+  // not move.
   Conversation& conversation(int peer, Tag tag);
+  [[gnu::noinline]] Conversation& conversation_in_table(uint32_t key);
+  template <class Visit>  // visit(Conversation&), for each conversation
+  void for_each_conversation(Visit visit);
   // The numbering of a peer that restarted starts again; its postings stay.
   void restart_conversations(int peer);
 
   // What every message and computation reads comes first: in four of the
-  // object's first five cache lines (the class is aligned to one), the
-  // pending figures' scalars in the third and the seconds and CPU of the
-  // phases a message adds to (packing, communication, waiting) in the
-  // fifth. A simulation of a thousand tasks switches among them millions
-  // of times, and each switch finds the task's state out of the caches, a
-  // line at a time: 4 lines here where it was 8. What only a rare case
-  // needs (a slowdown, a background computation, a restarted peer) is a
-  // flag or a pointer here and its state further on.
+  // object's first five cache lines (the class is aligned to one), a ring
+  // member's conversations in the second, the pending figures' scalars in
+  // the third and the seconds and CPU of the phases a message adds to
+  // (packing, communication, waiting) in the fifth. A simulation of a
+  // thousand tasks switches among them millions of times, and each switch
+  // finds the task's state out of the caches, a line at a time: 4 lines
+  // here where it was 8. What only a rare case needs (a slowdown, a
+  // background computation, a restarted peer) is a flag or a pointer here
+  // and its state further on.
   TaskId self_;
   ClusterSpec cluster_;
   Fidelity fidelity_;
@@ -445,17 +455,18 @@ class alignas(64) Runtime {
   bool peers_restarted_ = false;  // !learned_incarnations_.empty()
   uint32_t incarnation_ = 0;
   std::unique_ptr<Background> background_;
-  std::optional<double> cpu_mark_;                      // cpu_now() when the last phase ended
+  double cpu_mark_ = -1;  // cpu_now() when the last phase ended; < 0 before the first
   const std::vector<uint32_t>* start_lives_ = nullptr;  // start_incarnations_'s
-  std::size_t spans_kept_ = 0;                          // log_.spans.size(), beside the limit
-  std::size_t span_limit_ = 20000;
+  std::array<Conversation, 2> first_conversations_{};
+  std::size_t spans_left_ = kSpanLimit;  // to the limit
   uint64_t spans_dropped_ = 0;
-  std::array<std::pair<uint64_t, Conversation*>, 2> recent_{};
   std::size_t stashed_ = 0;  // messages in every stash
   Pending pending_;
 
   Slowdown slowdown_;
-  std::unordered_map<uint64_t, Conversation> conversations_;
+  std::size_t span_limit_ = kSpanLimit;
+  std::unordered_map<uint32_t, Conversation> conversations_;  // but the first two
+  std::unordered_map<uint32_t, Stash> stashes_;               // by conversation key
   // The peers' lives by ordinal: as of the task's start (empty: all 0),
   // then what messages told (newer lives). The task's own is incarnation_.
   std::shared_ptr<const std::vector<uint32_t>> start_incarnations_;

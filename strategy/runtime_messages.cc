@@ -52,32 +52,58 @@ bool Runtime::admit(const Message& message) {
 }
 
 namespace {
-uint64_t conversation_key(int peer, Tag tag) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 16 | static_cast<uint16_t>(tag);
+// A conversation's key: the peer's ordinal and the tag, in 32 bits.
+static_assert(static_cast<int>(Tag::kLast) < 16);
+uint32_t conversation_key(int peer, Tag tag) {
+  return static_cast<uint32_t>(peer) << 4 | static_cast<uint32_t>(tag);
+}
+int peer_of(uint32_t key) {
+  return static_cast<int>(key >> 4);
+}
+Tag tag_of(uint32_t key) {
+  return static_cast<Tag>(key & 15);
 }
 }  // namespace
 
 Runtime::Conversation& Runtime::conversation(int peer, Tag tag) {
-  const uint64_t key = conversation_key(peer, tag);
-  if (recent_[0].second && recent_[0].first == key) return *recent_[0].second;
-  if (recent_[1].second && recent_[1].first == key) {
-    std::swap(recent_[0], recent_[1]);
-    return *recent_[0].second;
+  const uint32_t key = conversation_key(peer, tag);
+  if (first_conversations_[0].key == key) return first_conversations_[0];
+  if (first_conversations_[1].key == key) return first_conversations_[1];
+  return conversation_in_table(key);
+}
+
+// A new conversation takes a free one of the first two, else its place in
+// the table; so one that is in neither is in the table if anywhere.
+Runtime::Conversation& Runtime::conversation_in_table(uint32_t key) {
+  for (Conversation& c : first_conversations_) {
+    if (c.key != kNoConversation) continue;
+    c.key = key;
+    return c;
   }
-  Conversation& found = conversations_[key];
-  recent_[1] = recent_[0];
-  recent_[0] = {key, &found};
-  return found;
+  Conversation& c = conversations_[key];
+  c.key = key;
+  return c;
+}
+
+template <class Visit>
+void Runtime::for_each_conversation(Visit visit) {
+  for (Conversation& c : first_conversations_) {
+    if (c.key != kNoConversation) visit(c);
+  }
+  for (auto& [key, c] : conversations_) visit(c);
 }
 
 void Runtime::restart_conversations(int peer) {
-  for (auto& [key, c] : conversations_) {
-    if (static_cast<int>(key >> 16) != peer) continue;
+  for_each_conversation([peer](Conversation& c) {
+    if (peer_of(c.key) != peer) return;
     c.next_send = 0;
     c.next_expected = 0;
-    stashed_ -= c.stash.size();
-    c.stash.clear();
-  }
+  });
+  std::erase_if(stashes_, [&](const auto& entry) {
+    if (peer_of(entry.first) != peer) return false;
+    stashed_ -= entry.second.size();
+    return true;
+  });
 }
 
 void Runtime::stamp(TaskId to, Message& message) {
@@ -210,11 +236,15 @@ void PostedReceive::withdraw() noexcept {
 
 std::optional<Message> Runtime::take_stashed(TaskId from, Tag tag) {
   if (stashed_ == 0) return std::nullopt;
-  Conversation& c = conversation(cluster_.ordinal(from), tag);
-  auto next = c.stash.find(c.next_expected);
-  if (next == c.stash.end()) return std::nullopt;
+  const int peer = cluster_.ordinal(from);
+  const auto stash = stashes_.find(conversation_key(peer, tag));
+  if (stash == stashes_.end()) return std::nullopt;
+  Conversation& c = conversation(peer, tag);
+  const auto next = stash->second.find(c.next_expected);
+  if (next == stash->second.end()) return std::nullopt;
   Message message = std::move(next->second);
-  c.stash.erase(next);
+  stash->second.erase(next);
+  if (stash->second.empty()) stashes_.erase(stash);
   --stashed_;
   ++c.next_expected;
   return message;
@@ -243,10 +273,10 @@ Message Runtime::recv_any_or_gone(Tag tag) {
 std::optional<Message> Runtime::take_stashed_any(Tag tag) {
   if (stashed_ == 0) return std::nullopt;
   std::optional<int> first;  // the first sender by ordinal with its next message here
-  for (const auto& [key, c] : conversations_) {
-    const int peer = static_cast<int>(key >> 16);
-    if (static_cast<Tag>(key & 0xffff) != tag || (first && *first < peer)) continue;
-    if (c.stash.contains(c.next_expected)) first = peer;
+  for (const auto& [key, stash] : stashes_) {
+    const int peer = peer_of(key);
+    if (tag_of(key) != tag || (first && *first < peer)) continue;
+    if (stash.contains(conversation(peer, tag).next_expected)) first = peer;
   }
   if (!first) return std::nullopt;
   return take_stashed(cluster_.task_at(*first), tag);
@@ -280,12 +310,16 @@ Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
 // function's stack frame, and every line of it is a cache miss when the
 // task runs again among a thousand.
 bool Runtime::stash_holds_next(Tag tag, std::optional<TaskId> from) {
+  const auto holds_next = [&](uint32_t key, const Stash& stash) {
+    return stash.contains(conversation(peer_of(key), tag).next_expected);
+  };
   if (from) {
-    const Conversation& c = conversation(cluster_.ordinal(*from), tag);
-    return c.stash.contains(c.next_expected);
+    const uint32_t key = conversation_key(cluster_.ordinal(*from), tag);
+    const auto stash = stashes_.find(key);
+    return stash != stashes_.end() && holds_next(key, stash->second);
   }
-  for (const auto& [key, c] : conversations_) {
-    if (static_cast<Tag>(key & 0xffff) == tag && c.stash.contains(c.next_expected)) return true;
+  for (const auto& [key, stash] : stashes_) {
+    if (tag_of(key) == tag && holds_next(key, stash)) return true;
   }
   return false;
 }
@@ -295,8 +329,8 @@ Message Runtime::take_stashed_next(Tag tag, std::optional<TaskId> from) {
 }
 
 bool Runtime::stash_out_of_turn(Message& message, Tag tag, TaskId wanted) {
-  Conversation& c = conversation(cluster_.ordinal(message.from), tag);
-  if (c.stash.emplace(message.sequence, std::move(message)).second) ++stashed_;
+  const uint32_t key = conversation_key(cluster_.ordinal(message.from), tag);
+  if (stashes_[key].emplace(message.sequence, std::move(message)).second) ++stashed_;
   std::optional<Message> stashed = take_stashed(wanted, tag);
   if (!stashed) return false;
   message = std::move(*stashed);
