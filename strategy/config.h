@@ -25,9 +25,9 @@ Precision precision_named(const std::string& name);  // throws Error for another
 
 enum class StrategyKind { kLocal, kAllReduce, kParameterServer, kMirrored };
 enum class PsMode { kAsync, kSync };
-enum class Fidelity {
-  kFull,    // the real math runs in every task: losses, accuracies, weights
-  kTiming,  // the math is skipped; message sizes and compute times are exact
+enum class Fidelity : uint8_t {  // a byte: the Runtime keeps it in its first cache line
+  kFull,                         // the real math runs in every task: losses, accuracies, weights
+  kTiming,                       // the math is skipped; message sizes and compute times are exact
 };
 
 const char* strategy_name(StrategyKind kind);  // "local", "allreduce", ...

@@ -149,15 +149,15 @@ void Runtime::add_seconds(Foreground what, Phase phase, double seconds) {
   switch (what) {
     case Foreground::kCompute:
       pending_.compute_seconds += seconds;
+      account(phase, seconds);
       break;
-    case Foreground::kCommunication:
+    case Foreground::kCommunication:  // in Phase::kCommunication (Pending)
       pending_.communication_seconds += seconds;
       break;
-    case Foreground::kWaiting:
+    case Foreground::kWaiting:  // in Phase::kWaiting
       pending_.waiting_seconds += seconds;
       break;
   }
-  account(phase, seconds);
 }
 
 void Runtime::set_devices(int devices) {
@@ -263,7 +263,11 @@ void Runtime::account(Phase phase, double seconds) {
 void Runtime::account_cpu(Phase phase) {
   if (background_) return;  // join_background gives it all to the computation
   const double cpu = cpu_now();
-  if (cpu_mark_ >= 0) pending_.phases[index_of(phase)].cpu += std::max(0.0, cpu - cpu_mark_);
+  if (cpu_mark_ >= 0) {
+    double& into = phase == Phase::kCommunication ? pending_.communication_cpu
+                                                  : pending_.phases[index_of(phase)].cpu;
+    into += std::max(0.0, cpu - cpu_mark_);
+  }
   cpu_mark_ = cpu;
 }
 
@@ -280,6 +284,9 @@ void Runtime::post_pending() {
       record.phases[i] += p.phases[i].seconds;
       record.phase_cpu[i] += p.phases[i].cpu;
     }
+    record.phases[index_of(Phase::kCommunication)] += p.communication_seconds;
+    record.phases[index_of(Phase::kWaiting)] += p.waiting_seconds;
+    record.phase_cpu[index_of(Phase::kCommunication)] += p.communication_cpu;
   };
   add_to(log_);
   log_.messages_sent += p.messages_sent;

@@ -342,6 +342,8 @@ class alignas(64) Runtime {
   // computation runs, to be hidden behind it where the two overlap
   // (join_background); add_seconds() adds (or, hidden, takes back) seconds.
   enum class Foreground { kCommunication, kWaiting, kCompute };
+  // Communication is always in Phase::kCommunication and waiting in
+  // Phase::kWaiting; only computations come in every phase.
   void spend(Foreground what, Phase phase, double start, double end);
   void add_seconds(Foreground what, Phase phase, double seconds);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
@@ -375,6 +377,17 @@ class alignas(64) Runtime {
   std::optional<Message> take_stashed_any(Tag tag);
   // recv() from `from`, or recv_any() when it is empty.
   Message next_in_sequence(Tag tag, std::optional<TaskId> from);
+  // next_in_sequence() when the stash has nothing for it.
+  Message receive_in_sequence(Tag tag, std::optional<TaskId> from);
+  // Whether `message` is the one wanted (from `from`, if given) and next
+  // in its sender's order; if so, counts it as handed over.
+  bool hand_over(const Message& message, Tag tag, std::optional<TaskId> from);
+  // Replaces `message` (admitted or not), which is not the one wanted, by
+  // the one that is, keeping in the stash those that came out of turn
+  // and accounting for every message that arrives meanwhile (blocked from
+  // `start`).
+  [[gnu::noinline]] void receive_until_in_turn(Message& message, bool admitted, Tag tag,
+                                               std::optional<TaskId> from, double start);
   // Keeps `message`, which came out of its sender's order or from another
   // sender than `wanted`, in the stash; true, with `message` replaced by
   // it, if the one wanted is there now.
@@ -412,14 +425,20 @@ class alignas(64) Runtime {
   // among a thousand touches a few cache lines per message, not each
   // figure twice in two records.
   struct Pending {
-    double compute_seconds = 0;
-    double communication_seconds = 0;
-    double waiting_seconds = 0;
+    // What a message adds, in one line: communication is always in its
+    // phase of the same name and waiting in its own, so their seconds are
+    // the phases' too (post_pending), and a message's CPU goes to
+    // communication.
     uint64_t bytes_sent = 0;
     uint64_t bytes_received = 0;
     uint64_t messages_sent = 0;
     uint64_t messages_received = 0;
-    // A phase's seconds beside its CPU: a message adds to both.
+    double communication_seconds = 0;
+    double waiting_seconds = 0;
+    double communication_cpu = 0;
+    // What a computation adds: to its seconds, and to its phase's seconds
+    // and CPU.
+    double compute_seconds = 0;
     struct PhaseFigures {
       double seconds = 0;
       double cpu = 0;
@@ -439,20 +458,22 @@ class alignas(64) Runtime {
 
   // What every message and computation reads comes first: in four of the
   // object's first five cache lines (the class is aligned to one), a ring
-  // member's conversations in the second, the pending figures' scalars in
-  // the third and the seconds and CPU of the phases a message adds to
-  // (packing, communication, waiting) in the fifth. A simulation of a
-  // thousand tasks switches among them millions of times, and each switch
-  // finds the task's state out of the caches, a line at a time: 4 lines
-  // here where it was 8. What only a rare case needs (a slowdown, a
-  // background computation, a restarted peer) is a flag or a pointer here
-  // and its state further on.
+  // member's conversations in the second, what a message adds in the
+  // third and the seconds and CPU of the phase of a ring's additions
+  // (packing) in the fifth. A simulation of a thousand tasks switches
+  // among them millions of times, and each switch finds the task's state
+  // out of the caches, a line at a time: a ring member resumes three
+  // times a message, and reads three of these lines each time, four after
+  // an addition. What only a rare case needs (a slowdown, a background
+  // computation, a restarted peer) is a flag or a pointer here and its
+  // state further on.
   TaskId self_;
   ClusterSpec cluster_;
   Fidelity fidelity_;
   bool names_gone_peers_ = false;
   bool slowed_ = false;           // slowdown_.any()
   bool peers_restarted_ = false;  // !learned_incarnations_.empty()
+  uint32_t stashed_ = 0;          // messages in every stash
   uint32_t incarnation_ = 0;
   std::unique_ptr<Background> background_;
   double cpu_mark_ = -1;  // cpu_now() when the last phase ended; < 0 before the first
@@ -460,7 +481,6 @@ class alignas(64) Runtime {
   std::array<Conversation, 2> first_conversations_{};
   std::size_t spans_left_ = kSpanLimit;  // to the limit
   uint64_t spans_dropped_ = 0;
-  std::size_t stashed_ = 0;  // messages in every stash
   Pending pending_;
 
   Slowdown slowdown_;
