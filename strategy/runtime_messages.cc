@@ -101,7 +101,7 @@ void Runtime::restart_conversations(int peer) {
   });
   std::erase_if(stashes_, [&](const auto& entry) {
     if (peer_of(entry.first) != peer) return false;
-    stashed_ -= entry.second.size();
+    stashed_ -= static_cast<uint32_t>(entry.second.size());
     return true;
   });
 }
@@ -288,20 +288,41 @@ std::optional<Message> Runtime::take_stashed_any(Tag tag) {
 // sender than the one asked for, waits in the stash.
 Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
   if (stashed_ > 0 && stash_holds_next(tag, from)) return take_stashed_next(tag, from);
-  double start = now();
+  return receive_in_sequence(tag, from);
+}
+
+// One return of one local, so that the message is built where the caller
+// keeps it: a simulated ring member among a thousand finds each stack line
+// a copy writes out of the caches.
+Message Runtime::receive_in_sequence(Tag tag, std::optional<TaskId> from) {
+  const double start = now();
+  Message message = receive(tag);
+  const double arrived = now();
+  account_receive(message, start, arrived);
+  const bool admitted = admit(message);
+  if (!admitted || !hand_over(message, tag, from)) {
+    receive_until_in_turn(message, admitted, tag, from, arrived);
+  }
+  return message;
+}
+
+bool Runtime::hand_over(const Message& message, Tag tag, std::optional<TaskId> from) {
+  Conversation& c = conversation(cluster_.ordinal(message.from), tag);
+  if ((from && message.from != *from) || message.sequence != c.next_expected) return false;
+  ++c.next_expected;
+  return true;
+}
+
+void Runtime::receive_until_in_turn(Message& message, bool admitted, Tag tag,
+                                    std::optional<TaskId> from, double start) {
   for (;;) {
-    Message message = receive(tag);
+    if (admitted && stash_out_of_turn(message, tag, from.value_or(message.from))) return;
+    message = receive(tag);
     const double arrived = now();
     account_receive(message, start, arrived);
     start = arrived;
-    if (!admit(message)) continue;
-    const TaskId sender = message.from;
-    Conversation& c = conversation(cluster_.ordinal(sender), tag);
-    if ((!from || sender == *from) && message.sequence == c.next_expected) {
-      ++c.next_expected;
-      return message;
-    }
-    if (stash_out_of_turn(message, tag, from.value_or(sender))) return message;
+    admitted = admit(message);
+    if (admitted && hand_over(message, tag, from)) return;
   }
 }
 
