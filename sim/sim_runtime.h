@@ -60,7 +60,8 @@ class MailboxTable {
   // the old ones belonged to a life that is over.
   void renew(int ordinal, uint32_t incarnation);
   void release_receivers() const;
-  // Counts the renewals: a mailbox looked up when it was other is stale.
+  // Counts the renewals: a mailbox looked up at another count may have
+  // been replaced since.
   uint32_t generation() const { return generation_; }
 
  private:
