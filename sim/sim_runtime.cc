@@ -288,7 +288,7 @@ void SimRuntime::begin_background(const std::vector<strategy::Work>& pieces, dou
   for (const strategy::Work& piece : pieces) {
     whole.items.insert(whole.items.end(), piece.items.begin(), piece.items.end());
     double seconds = roofline_seconds(piece, device_);
-    if (device_.runs_ahead) {
+    if (runs_ahead_) {
       const HostAndDevice sides = host_and_device_seconds(piece, device_);
       seconds = std::max(sides.host, sides.device);
     }
