@@ -145,8 +145,9 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   const uint64_t bytes = message.bytes;
   spend_message_cpu(bytes);
   message.available_at = now();
-  Message* payload = box_message(std::move(message));
-  simgrid::s4u::Mailbox* box = sent_to_.at(mailboxes_, cluster().ordinal(to), payload->tag);
+  const Tag tag = message.tag;
+  MessageBox* payload = box_message(std::move(message));
+  simgrid::s4u::Mailbox* box = sent_to_.at(mailboxes_, cluster().ordinal(to), tag);
   // Kept but when nothing would tell its arrival (no bytes: nothing left
   // to flow from the start) or when so many are unreaped already that the
   // sender's own list would grow long (a server answering many workers
@@ -156,7 +157,7 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
     return;
   }
   box->put_init(payload, bytes)->detach([](void* unclaimed) {
-    free_box(static_cast<Message*>(unclaimed));
+    free_box(static_cast<MessageBox*>(unclaimed));
   });
 }
 
@@ -184,9 +185,9 @@ Message SimRuntime::receive(Tag tag) {
   simgrid::s4u::Mailbox* box = own_box_.at(mailboxes_, ordinal_, tag);
   // Its first message has not arrived: the task waits until later anyway.
   if (!kept_sends_.empty() && !box->ready()) reap_delivered_sends();
-  const BoxedMessage payload(box->get<Message>());
-  spend_message_cpu(payload->bytes);
-  return std::move(*payload);
+  const BoxedMessage payload(box->get<MessageBox>());
+  spend_message_cpu(payload->bytes());
+  return payload->take();
 }
 
 // Everything that has arrived, then the next sender's in turn; or, when
@@ -197,16 +198,15 @@ Message SimRuntime::receive_in_turn(Tag tag) {
   simgrid::s4u::Mailbox* box = mailboxes_.at(ordinal_, tag);
   MessagesInTurn& waiting = (*in_turn_)[tag];
   while (box->ready()) {
-    const BoxedMessage payload(box->get<Message>());
-    const int sender = cluster().ordinal(payload->from);
-    waiting.add(sender, std::move(*payload));
+    const BoxedMessage payload(box->get<MessageBox>());
+    waiting.add(cluster().ordinal(payload->from()), payload->take());
   }
   std::optional<Message> message = waiting.take();
   if (!message) {
     reap_delivered_sends();  // nothing has arrived: the task waits anyway
-    const BoxedMessage payload(box->get<Message>());
-    waiting.took_from(cluster().ordinal(payload->from));
-    message = std::move(*payload);
+    const BoxedMessage payload(box->get<MessageBox>());
+    waiting.took_from(cluster().ordinal(payload->from()));
+    message = payload->take();
   }
   spend_message_cpu(message->bytes);
   return std::move(*message);
