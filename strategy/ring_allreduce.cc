@@ -129,6 +129,13 @@ class AddCosts {
  public:
   const Work& of(int64_t count) {
     if (count == last_count_) return *last_;  // the segments of a chunk are alike
+    return look_up(count);
+  }
+
+ private:
+  // Out of line, so that the Works it builds take no room in the frame of
+  // each addition (Float32Segments says why that matters).
+  [[gnu::noinline]] const Work& look_up(int64_t count) {
     if (!costs_) costs_ = std::make_unique<std::map<int64_t, Work>>();
     auto found = costs_->find(count);
     if (found == costs_->end()) {
@@ -139,7 +146,6 @@ class AddCosts {
     return *last_;
   }
 
- private:
   // The last cost, then the others: three words beside the ring's other
   // per-message state.
   int64_t last_count_ = -1;
@@ -154,6 +160,11 @@ class AddCosts {
 // sums into `data`, from where they are passed on, as is this member's own
 // chunk. No region is written before this member is done reading it: a
 // complete sum exists only after every member's values went into it.
+//
+// The walk's steps are kept out of line (gnu::noinline): inlined, their
+// locals would add up in one wide frame of the walk; apart, each one's
+// frame lies where the others' lie, below the walk's. A simulated member
+// among a thousand finds each stack line it touches out of the caches.
 class alignas(64) Float32Segments {
  public:
   // On a backend that reads payloads straight into posted receives, a
@@ -192,7 +203,7 @@ class alignas(64) Float32Segments {
 
   // The partial sum is added to in its own buffer and passed on as it is;
   // the sum that completes the chunk is made in `mine` and sent from there.
-  void add_and_pass_on(FloatRange mine, bool completes) {
+  [[gnu::noinline]] void add_and_pass_on(FloatRange mine, bool completes) {
     Message sum = arrive();
     // a + b == b + a in IEEE arithmetic: the same bits either way.
     const Addition add = completes ? Addition{mine.data(), sum.values.data(), mine.size()}
@@ -212,7 +223,7 @@ class alignas(64) Float32Segments {
     }
   }
 
-  void keep_sum(FloatRange sum, bool passes_on) {
+  [[gnu::noinline]] void keep_sum(FloatRange sum, bool passes_on) {
     arrive();
     if (passes_on) pass_on(sum);
   }
@@ -222,10 +233,10 @@ class alignas(64) Float32Segments {
 
  private:
   // Segments this member sends from floats it leaves alone until finish().
-  void pass_on(FloatRange values) {
+  [[gnu::noinline]] void pass_on(FloatRange values) {
     runtime_.send_borrowed(next_, make_message(Tag::kRing, step_, 0, nullptr), values);
   }
-  void post_ahead() {
+  [[gnu::noinline]] void post_ahead() {
     for (; !arrivals_.done() && posted_count_ < window_; arrivals_.next()) {
       const FloatRange where = arrivals_.where();
       posted_[(first_posted_ + posted_count_++) % window_] = runtime_.post_recv(
