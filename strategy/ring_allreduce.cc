@@ -4,7 +4,6 @@
 #include <array>
 #include <initializer_list>
 #include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,8 +122,8 @@ void walk_ring(const RingSchedule& schedule, Segments& segments) {
 
 // The modelled cost of adding `count` floats into a received segment (a
 // read-modify-write of 3 floats per element). Segments come in a handful of
-// sizes, so each cost is built once per all-reduce (this matters when a
-// simulation runs a thousand members).
+// sizes, so each cost is built once (this matters when a simulation runs a
+// thousand members).
 class AddCosts {
  public:
   const Work& of(int64_t count) {
@@ -136,21 +135,23 @@ class AddCosts {
   // Out of line, so that the Works it builds take no room in the frame of
   // each addition (Float32Segments says why that matters).
   [[gnu::noinline]] const Work& look_up(int64_t count) {
-    if (!costs_) costs_ = std::make_unique<std::map<int64_t, Work>>();
-    auto found = costs_->find(count);
-    if (found == costs_->end()) {
-      found = costs_->emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
+    // One cost for every member this thread runs: a simulation runs a
+    // thousand on one thread, and they then read one Work in the caches,
+    // not a thousand Works each out of them. Nothing changes a Work once
+    // built, and a map's elements do not move.
+    thread_local std::map<int64_t, const Work> costs;
+    auto found = costs.find(count);
+    if (found == costs.end()) {
+      found = costs.emplace(count, packing(elementwise_work("ring reduce", count, 1, 3))).first;
     }
     last_count_ = count;
-    last_ = &found->second;  // a map's elements do not move
+    last_ = &found->second;
     return *last_;
   }
 
-  // The last cost, then the others: three words beside the ring's other
-  // per-message state.
+  // The last cost: two words beside the ring's other per-message state.
   int64_t last_count_ = -1;
   const Work* last_ = nullptr;
-  std::unique_ptr<std::map<int64_t, Work>> costs_;
 };
 
 // Segments on a float32 wire, copied as little as Gloo's ring copies them
