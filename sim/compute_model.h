@@ -15,9 +15,8 @@
 namespace distlab::sim {
 
 // What every computation's timing reads comes first, the float32 rates
-// and the scalars after them: on a 64-byte boundary (as the simulator keeps
-// it), an elementwise computation on a CPU, such as a ring's addition, reads
-// one cache line of it.
+// and the scalars after them: an elementwise computation on a CPU, such as
+// a ring's addition, reads one or two cache lines of it.
 struct ComputeDevice {
   std::string name;           // "n1-standard-4 cpu", "k80"
   DeviceRates rates;          // per kind of operation, in float32
@@ -43,6 +42,9 @@ struct ComputeDevice {
   // device that has none (CPUs) times them as float32.
   std::optional<DeviceRates> float16_rates;
   std::optional<DeviceRates> bfloat16_rates;
+
+  // Alike in every field: tasks on devices alike may share one.
+  friend bool operator==(const ComputeDevice&, const ComputeDevice&) = default;
 };
 
 // The time of a collective of `bytes` among `device.devices` GPUs over their

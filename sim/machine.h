@@ -22,6 +22,8 @@ struct OpRates {
   double region_seconds = 0;    // per CPU parallel region: waking the thread team
   double flops = 0;             // FLOP/s this kind reaches
   double bytes_per_second = 0;  // memory traffic this kind streams
+
+  friend bool operator==(const OpRates&, const OpRates&) = default;
 };
 using DeviceRates = std::array<OpRates, strategy::kOpKinds>;
 

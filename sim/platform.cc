@@ -214,6 +214,23 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
   return plan;
 }
 
+std::vector<const ComputeDevice*> shared_devices(const ClusterPlan& plan) {
+  std::vector<const ComputeDevice*> distinct;  // a few: machine types and thread counts
+  std::vector<const ComputeDevice*> devices;
+  devices.reserve(plan.hosts.size());
+  for (const HostPlan& host : plan.hosts) {
+    const auto alike = std::find_if(distinct.begin(), distinct.end(),
+                                    [&](const ComputeDevice* d) { return *d == host.device; });
+    if (alike != distinct.end()) {
+      devices.push_back(*alike);
+    } else {
+      distinct.push_back(&host.device);
+      devices.push_back(&host.device);
+    }
+  }
+  return devices;
+}
+
 void configure_network_model(run::NetworkModel model) {
   auto& engine = *simgrid::s4u::Engine::get_instance();
   if (model == run::NetworkModel::kCm02) {

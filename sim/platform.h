@@ -73,6 +73,12 @@ ClusterPlan plan_cluster(const run::Scenario& scenario, const MachineCatalog& ca
 std::vector<run::MachineFacts> machine_facts(const ClusterPlan& plan,
                                              const MachineCatalog& catalog);
 
+// For each host of `plan`, in order, the device its task's runtime reads:
+// the first host's device that is alike in every field. A simulation of a
+// thousand tasks on machines of a few types then has a few devices, which
+// stay in the caches as the tasks take turns.
+std::vector<const ComputeDevice*> shared_devices(const ClusterPlan& plan);
+
 // Configures SimGrid's network model (before the platform is built).
 void configure_network_model(run::NetworkModel model);
 

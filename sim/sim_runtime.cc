@@ -43,10 +43,12 @@ void MailboxTable::release_receivers() const {
 
 SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
                        strategy::Fidelity fidelity, const MailboxTable& mailboxes,
-                       ComputeDevice device, Disk disk, int shared_cores, MessageCpu message_cpu,
-                       InputCpu input_cpu, TaskCosts costs, ShareUnevenness share)
+                       const ComputeDevice& device, Disk disk, int shared_cores,
+                       MessageCpu message_cpu, InputCpu input_cpu, TaskCosts costs,
+                       ShareUnevenness share)
     : Runtime(self, cluster, fidelity),
       mailboxes_(mailboxes),
+      device_(device),
       ordinal_(cluster.ordinal(self)),
       compute_threads_(shared_cores > 0 ? std::clamp(device.threads, 1, shared_cores) : 0),
       measured_(std::any_of(costs.phases.begin(), costs.phases.end(),
@@ -55,7 +57,6 @@ SimRuntime::SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster,
       message_costs_(shared_cores > 0 && message_cpu.costs()),
       charged_threads_(std::max(1, compute_threads_ > 0 ? compute_threads_ : device.threads)),
       message_cpu_(shared_cores > 0 ? message_cpu : MessageCpu{}),
-      device_(std::move(device)),
       neighbours_(costs.neighbours),
       phase_costs_(costs.phases),
       disk_(disk),

@@ -116,10 +116,13 @@ class SimRuntime : public strategy::Runtime {
   // a sleep of the model's time), else the cores of the host it shares
   // with other tasks (its compute is an execution on min(device.threads,
   // shared_cores) of them, which SimGrid slows down when they are busy).
+  // `device` outlives the runtime, as `mailboxes` does: one for every task
+  // on a device alike (shared_devices), so that a thousand tasks read one
+  // in the caches, not a thousand each out of them.
   SimRuntime(strategy::TaskId self, strategy::ClusterSpec cluster, strategy::Fidelity fidelity,
-             const MailboxTable& mailboxes, ComputeDevice device, Disk disk, int shared_cores = 0,
-             MessageCpu message_cpu = {}, InputCpu input_cpu = {}, TaskCosts costs = {},
-             ShareUnevenness share = {});
+             const MailboxTable& mailboxes, const ComputeDevice& device, Disk disk,
+             int shared_cores = 0, MessageCpu message_cpu = {}, InputCpu input_cpu = {},
+             TaskCosts costs = {}, ShareUnevenness share = {});
   ~SimRuntime() override;
 
   double now() const override;
@@ -212,25 +215,24 @@ class SimRuntime : public strategy::Runtime {
   // first line (the class is aligned to one); a send and a receive read
   // the second too.
   alignas(64) const MailboxTable& mailboxes_;
+  const ComputeDevice& device_;
   int ordinal_;
   int compute_threads_ = 0;  // on a shared host; 0: the host is the task's own
   bool keeps_sends_ = false;
   // Whether phase_costs_ differs from the model's own (a calibrated run):
   // if not, measured_seconds() returns the model's seconds untouched.
   bool measured_ = false;
-  bool runs_ahead_ = false;                        // device_.runs_ahead
-  bool message_costs_ = false;                     // message_cpu_.costs()
-  int charged_threads_ = 1;                        // charged_threads()
-  std::vector<simgrid::s4u::CommPtr> kept_sends_;  // not yet waited for
-  double unslept_ = 0;    // compute time not yet slept (below the resolution)
-  double cpu_spent_ = 0;  // cpu_now()
+  bool runs_ahead_ = false;     // device_.runs_ahead
+  bool message_costs_ = false;  // message_cpu_.costs()
+  int charged_threads_ = 1;     // charged_threads()
+  double unslept_ = 0;          // compute time not yet slept (below the resolution)
+  double cpu_spent_ = 0;        // cpu_now()
   // take_messages_in_turn's messages, by tag; none in arrival order.
   alignas(64) std::unique_ptr<std::map<strategy::Tag, MessagesInTurn>> in_turn_;
   CachedMailbox sent_to_;
   CachedMailbox own_box_;
-  MessageCpu message_cpu_;  // what a message costs the shared host
-  // The device, its CPU rates and scalars in one line (compute_model.h).
-  alignas(64) ComputeDevice device_;
+  std::vector<simgrid::s4u::CommPtr> kept_sends_;  // not yet waited for
+  MessageCpu message_cpu_;                         // what a message costs the shared host
   // A GPU's work queued since the host last waited for the device
   // (Work::host_waits): the host's dispatching and the device's running.
   HostAndDevice queued_;

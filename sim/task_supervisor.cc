@@ -53,6 +53,7 @@ struct TaskSupervisor::State {
 
   const run::Scenario& scenario;
   const ClusterPlan& plan;
+  const std::vector<const ComputeDevice*> devices;  // shared_devices(plan)
   std::vector<s4u::Host*> hosts;
   MailboxTable& mailboxes;
   strategy::TrainingSetup& setup;
@@ -82,6 +83,7 @@ struct TaskSupervisor::State {
         MailboxTable& mailboxes, strategy::TrainingSetup& setup, std::size_t span_limit)
       : scenario(scenario),
         plan(plan),
+        devices(shared_devices(plan)),
         hosts(std::move(hosts)),
         mailboxes(mailboxes),
         setup(setup),
@@ -158,8 +160,8 @@ struct TaskSupervisor::State {
   void start(int t, bool rejoin, std::shared_ptr<const std::vector<uint32_t>> everyone) {
     const uint32_t incarnation = slots[t].incarnation;
     slots[t].actor->start([this, t, incarnation, rejoin, everyone] {
-      SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes,
-                         plan.hosts[t].device, plan.hosts[t].disk, plan.one_host ? plan.cores : 0,
+      SimRuntime runtime(slots[t].task, plan.cluster, scenario.fidelity, mailboxes, *devices[t],
+                         plan.hosts[t].disk, plan.one_host ? plan.cores : 0,
                          plan.hosts[t].message_cpu, plan.hosts[t].input_cpu,
                          costs_of(t, incarnation), plan.hosts[t].share);
       runtime.set_span_limit(
