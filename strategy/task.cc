@@ -51,18 +51,6 @@ std::vector<TaskId> ClusterSpec::tasks() const {
   return all;
 }
 
-int ClusterSpec::ordinal(TaskId task) const {
-  switch (task.role) {
-    case Role::kChief:
-      return 0;
-    case Role::kWorker:
-      return chiefs + task.index;
-    case Role::kPs:
-      return chiefs + workers + task.index;
-  }
-  return -1;
-}
-
 TaskId ClusterSpec::task_at(int ordinal) const {
   if (ordinal < 0 || ordinal >= task_count()) throw std::out_of_range("task ordinal out of range");
   if (ordinal < chiefs) return {Role::kChief, 0};

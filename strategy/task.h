@@ -36,7 +36,18 @@ struct ClusterSpec {
   // integers in this order (see ordinal()), so backends can index arrays.
   std::vector<TaskId> tasks() const;
   int task_count() const { return chiefs + workers + ps; }
-  int ordinal(TaskId task) const;
+  // Inline: a simulated task asks for every message it sends and receives.
+  int ordinal(TaskId task) const {
+    switch (task.role) {
+      case Role::kChief:
+        return 0;
+      case Role::kWorker:
+        return chiefs + task.index;
+      case Role::kPs:
+        return chiefs + workers + task.index;
+    }
+    return -1;
+  }
   TaskId task_at(int ordinal) const;
 };
 
