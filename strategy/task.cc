@@ -33,15 +33,8 @@ TaskId ClusterSpec::replica(int rank) const {
 }
 
 int ClusterSpec::replica_rank(TaskId task) const {
-  switch (task.role) {
-    case Role::kChief:
-      return 0;
-    case Role::kWorker:
-      return chiefs + task.index;
-    case Role::kPs:
-      return -1;
-  }
-  return -1;
+  // Replicas come first among the tasks, in rank order.
+  return task.role == Role::kPs ? -1 : ordinal(task);
 }
 
 std::vector<TaskId> ClusterSpec::tasks() const {
