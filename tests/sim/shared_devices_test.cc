@@ -6,7 +6,7 @@
 #include "sim/compute_model.h"
 #include "sim/platform.h"
 
-TEST_CASE("hosts on devices alike share the first one's; others keep their own") {
+TEST_CASE("hosts on devices alike share the first one's, the others keep their own") {
   using namespace distlab::sim;
   ClusterPlan plan;
   const ComputeDevice cpu = uniform_device("cpu", 1e12, 1e11, 0);
