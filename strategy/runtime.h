@@ -377,8 +377,24 @@ class alignas(64) Runtime {
   std::optional<Message> take_stashed_any(Tag tag);
   // recv() from `from`, or recv_any() when it is empty.
   Message next_in_sequence(Tag tag, std::optional<TaskId> from);
+  // The next message with `tag` to arrive, accounted for (account_receive);
+  // `arrived` is when. Inlined, as a frame of its own would be one more
+  // stack line a message (see receive_posted).
+  [[gnu::always_inline]] inline Message receive_accounted(Tag tag, double& arrived);
   // next_in_sequence() when the stash has nothing for it.
   Message receive_in_sequence(Tag tag, std::optional<TaskId> from);
+  // receive_in_sequence() for a posted receive, with nothing stashed: the
+  // common case of wait(), inlined there, so that a wait is one narrow
+  // frame down to the backend's receive(). A simulated ring member among a
+  // thousand finds each line of its stack out of the caches when it
+  // resumes, and the frames of recv() and its optional sender between were
+  // two more lines a message.
+  [[gnu::always_inline]] inline Message receive_posted(const Posting& posting);
+  // hand_over() for the message a posting stands for.
+  bool hand_over_posted(const Message& message, const Posting& posting);
+  // receive_until_in_turn() for a posting.
+  [[gnu::noinline]] void receive_posted_until_in_turn(Message& message, bool admitted,
+                                                      const Posting& posting, double start);
   // Whether `message` is the one wanted (from `from`, if given) and next
   // in its sender's order; if so, counts it as handed over.
   bool hand_over(const Message& message, Tag tag, std::optional<TaskId> from);

@@ -190,17 +190,17 @@ namespace {
 Message Runtime::wait(PostedReceive& receive) {
   if (receive.runtime_ != this) throw std::logic_error("Runtime::wait: not a receive posted here");
   const Posting& posting = receive.posting_;  // kept by the handle once withdrawn
-  const TaskId from = cluster_.task_at(posting.peer);
   if (conversation(posting.peer, posting.tag).next_expected != posting.sequence) {
-    throw_out_of_turn(self_, from);
+    throw_out_of_turn(self_, cluster_.task_at(posting.peer));
   }
-  // Should recv() throw, the handle withdraws the posting as it goes: nothing
-  // is written into `into` once the caller has given up on it.
-  Message message = recv(from, posting.tag);
+  // Should the receive throw, the handle withdraws the posting as it goes:
+  // nothing is written into `into` once the caller has given up on it.
+  Message message =
+      stashed_ == 0 ? receive_posted(posting) : recv(cluster_.task_at(posting.peer), posting.tag);
   receive.withdraw();
   const int64_t n = posting.into.size();
   if (message.bytes != static_cast<uint64_t>(n) * sizeof(float)) {
-    throw_wrong_size(self_, from, message.bytes, n);
+    throw_wrong_size(self_, cluster_.task_at(posting.peer), message.bytes, n);
   }
   if (!message.delivered && posting.into.has_values() && !message.values.empty()) {
     std::copy(message.values.begin(), message.values.end(), posting.into.data());
@@ -294,16 +294,48 @@ Message Runtime::next_in_sequence(Tag tag, std::optional<TaskId> from) {
 // One return of one local, so that the message is built where the caller
 // keeps it: a simulated ring member among a thousand finds each stack line
 // a copy writes out of the caches.
-Message Runtime::receive_in_sequence(Tag tag, std::optional<TaskId> from) {
+Message Runtime::receive_accounted(Tag tag, double& arrived) {
   const double start = now();
   Message message = receive(tag);
-  const double arrived = now();
+  arrived = now();
   account_receive(message, start, arrived);
+  return message;
+}
+
+Message Runtime::receive_in_sequence(Tag tag, std::optional<TaskId> from) {
+  double arrived;
+  Message message = receive_accounted(tag, arrived);
   const bool admitted = admit(message);
   if (!admitted || !hand_over(message, tag, from)) {
     receive_until_in_turn(message, admitted, tag, from, arrived);
   }
   return message;
+}
+
+Message Runtime::receive_posted(const Posting& posting) {
+  double arrived;
+  Message message = receive_accounted(posting.tag, arrived);
+  const bool admitted = admit(message);
+  if (!admitted || !hand_over_posted(message, posting)) {
+    receive_posted_until_in_turn(message, admitted, posting, arrived);
+  }
+  return message;
+}
+
+// hand_over() with `from` the posting's peer: ordinals and tasks are one
+// to one.
+bool Runtime::hand_over_posted(const Message& message, const Posting& posting) {
+  const int sender = cluster_.ordinal(message.from);
+  if (sender != posting.peer) return false;
+  Conversation& c = conversation(sender, posting.tag);
+  if (message.sequence != c.next_expected) return false;
+  ++c.next_expected;
+  return true;
+}
+
+void Runtime::receive_posted_until_in_turn(Message& message, bool admitted, const Posting& posting,
+                                           double start) {
+  receive_until_in_turn(message, admitted, posting.tag, cluster_.task_at(posting.peer), start);
 }
 
 bool Runtime::hand_over(const Message& message, Tag tag, std::optional<TaskId> from) {
