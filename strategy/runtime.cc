@@ -35,19 +35,20 @@ Runtime::Runtime(TaskId self, ClusterSpec cluster, Fidelity fidelity)
 void Runtime::compute(const Work& work, const std::function<void()>& work_fn) {
   const double start = now();
   execute(work, work_fn);
-  if (slowed_) {
-    const double factor = slowdown_.factor(step_ ? step_->step : -1, start);
-    if (factor > 1) {
-      settle();  // the computation's whole time, before its extra is reckoned
-      const double extra = (factor - 1) * (now() - start);
-      hold(extra);
-      log_.slowdown_seconds += extra;
-    }
-  }
+  if (slowed_) slow_down(start);
   const double end = now();
   spend(Foreground::kCompute, work.phase, start, end);
   account_cpu(work.phase);
   if (end > start) add_span(SpanKind::kCompute, start, end, work.label);
+}
+
+void Runtime::slow_down(double start) {
+  const double factor = slowdown_.factor(step_ ? step_->step : -1, start);
+  if (factor <= 1) return;
+  settle();  // the computation's whole time, before its extra is reckoned
+  const double extra = (factor - 1) * (now() - start);
+  hold(extra);
+  log_.slowdown_seconds += extra;
 }
 
 void Runtime::start_background(std::vector<Work> pieces, BackgroundFn work_fn) {
@@ -142,7 +143,11 @@ double Runtime::exchange_in_closed_form(const std::vector<TaskId>&, uint64_t, in
 void Runtime::spend(Foreground what, Phase phase, double start, double end) {
   add_seconds(what, phase, end - start);
   // Hidden, once joined, where a background computation ran meanwhile.
-  if (background_ && end > start) background_->foreground.push_back({what, phase, start, end});
+  if (background_ && end > start) note_foreground(what, phase, start, end);
+}
+
+void Runtime::note_foreground(Foreground what, Phase phase, double start, double end) {
+  background_->foreground.push_back({what, phase, start, end});
 }
 
 void Runtime::add_seconds(Foreground what, Phase phase, double seconds) {

@@ -345,6 +345,12 @@ class alignas(64) Runtime {
   // Communication is always in Phase::kCommunication and waiting in
   // Phase::kWaiting; only computations come in every phase.
   void spend(Foreground what, Phase phase, double start, double end);
+  // What spend() notes while a background computation runs, and the extra
+  // time of a slowed task's computation (compute): out of line, as rare
+  // cases, so that neither widens the frames that every simulated message
+  // and computation pass through.
+  [[gnu::noinline]] void note_foreground(Foreground what, Phase phase, double start, double end);
+  [[gnu::noinline]] void slow_down(double computation_start);
   void add_seconds(Foreground what, Phase phase, double seconds);
   // Adds `seconds` of `phase` to the run's totals and to the step's.
   void account(Phase phase, double seconds);
