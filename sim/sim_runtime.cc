@@ -93,7 +93,6 @@ double SimRuntime::measured_seconds(strategy::Phase phase, double seconds) {
 }
 
 void SimRuntime::spend_message_cpu(uint64_t bytes) {
-  if (!message_costs_) return;
   const double seconds = measured_seconds(
       strategy::Phase::kCommunication,
       message_cpu_.seconds + static_cast<double>(bytes) * message_cpu_.seconds_per_byte);
@@ -144,7 +143,7 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
   // A message starts to arrive when it is sent (permanent receivers), once
   // the sender's CPU has handed it over.
   const uint64_t bytes = message.bytes;
-  spend_message_cpu(bytes);
+  if (message_costs_) spend_message_cpu(bytes);
   message.available_at = now();
   const Tag tag = message.tag;
   MessageBox* payload = box_message(std::move(message));
@@ -157,6 +156,10 @@ void SimRuntime::transmit(strategy::TaskId to, Message&& message) {
     kept_sends_.push_back(box->put_async(payload, bytes));
     return;
   }
+  send_detached(box, payload, bytes);
+}
+
+void SimRuntime::send_detached(simgrid::s4u::Mailbox* box, MessageBox* payload, uint64_t bytes) {
   box->put_init(payload, bytes)->detach([](void* unclaimed) {
     free_box(static_cast<MessageBox*>(unclaimed));
   });
@@ -187,7 +190,7 @@ Message SimRuntime::receive(Tag tag) {
   // Its first message has not arrived: the task waits until later anyway.
   if (!kept_sends_.empty() && !box->ready()) reap_delivered_sends();
   const BoxedMessage payload(box->get<MessageBox>());
-  spend_message_cpu(payload->bytes());
+  if (message_costs_) spend_message_cpu(payload->bytes());
   return payload->take();
 }
 
@@ -209,7 +212,7 @@ Message SimRuntime::receive_in_turn(Tag tag) {
     waiting.took_from(cluster().ordinal(payload->from()));
     message = payload->take();
   }
-  spend_message_cpu(message->bytes);
+  if (message_costs_) spend_message_cpu(message->bytes);
   return std::move(*message);
 }
 

@@ -39,6 +39,8 @@
 
 namespace distlab::sim {
 
+class MessageBox;  // message_boxes.h
+
 // The mailboxes of a simulated cluster, indexed by task ordinal and tag.
 class MailboxTable {
  public:
@@ -185,8 +187,15 @@ class SimRuntime : public strategy::Runtime {
   // Sleeps the compute accumulated below the resolution: before what must
   // start after it (the bus, the disk, the input pipeline's hand-over).
   void settle_compute();
-  // Spends a message's CPU on the shared host, on one core.
-  void spend_message_cpu(uint64_t bytes);
+  // Spends a message's CPU on the shared host, on one core (message_costs_
+  // only). Out of line, as is a detached send, so that neither widens the
+  // stack frame of transmit() or receive(), which every simulated message
+  // passes through: a ring member among a thousand finds each line of its
+  // stack out of the caches when it resumes.
+  [[gnu::noinline]] void spend_message_cpu(uint64_t bytes);
+  // Sends `payload` detached: freed by SimGrid if nobody takes it.
+  [[gnu::noinline]] static void send_detached(simgrid::s4u::Mailbox* box, MessageBox* payload,
+                                              uint64_t bytes);
   // Waits for the kept sends whose bytes have all flowed, each at once:
   // before a receive that blocks until a later time anyway.
   void reap_delivered_sends();
