@@ -68,6 +68,9 @@ class MailboxTable {
 
  private:
   static constexpr std::size_t kTags = static_cast<std::size_t>(strategy::Tag::kLast) + 1;
+  // The mailbox of `ordinal`'s incarnation for `tag`, in place of any
+  // earlier one (which loses its receiver).
+  void make(int ordinal, strategy::Tag tag, uint32_t incarnation);
   int tasks_;
   uint32_t generation_ = 0;
   std::vector<simgrid::s4u::Mailbox*> boxes_;
