@@ -24,13 +24,13 @@ set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-py=/usr/bin/python3
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "stack_depth: $*" >&2; exit 2; }
 
+py=/usr/bin/python3  # Debian's, whatever python3 is first on the PATH
 workers=8
 build_dir=build-stack
 build=1
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-die() { echo "stack_depth: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --workers) workers=${2:?--workers needs a value}; shift 2 ;;
