@@ -17,7 +17,12 @@ import json
 
 import gdb
 
-WALK = globals().get("walk_frame", "walk_ring")
+# The walk's frame: the first frame, from the switch outwards, whose name
+# holds one of these ('|' between them). A Release build without -g names
+# no inlined frame, so the caller the walk is inlined into stands for it:
+# an inlined function's locals are in its caller's frame, so the bytes are
+# the same.
+WALKS = globals().get("walk_frame", "walk_ring").split("|")
 SWITCH = "simgrid::kernel::context::RawContext::swap_into_for_real"
 
 # (blocking point) -> Counter of (own bytes, simgrid bytes)
@@ -32,12 +37,19 @@ def rsp(frame):
 
 
 def short(name):
-    """The function's name without its parameters."""
-    return name.replace("(anonymous namespace)::", "").split("(")[0]
+    """The function's name without its parameters or its return type (which
+    gdb puts before a template's name where it reads the ELF symbols)."""
+    name = name.replace("(anonymous namespace)::", "").split("(")[0]
+    depth, start = 0, 0
+    for i, c in enumerate(name):
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if c == " " and depth == 0:
+            start = i + 1
+    return name[start:]
 
 
 def is_simgrid(name):
-    return name.startswith("simgrid::")
+    return short(name).startswith("simgrid::")
 
 
 class Switch(gdb.Breakpoint):
@@ -47,7 +59,7 @@ class Switch(gdb.Breakpoint):
         chain = []  # (name, rsp) from the switch outwards, real frames only
         while frame is not None:
             name = frame.name() or "??"
-            if WALK in name:  # inlined or not: its rsp is its real frame's
+            if any(walk in name for walk in WALKS):  # inlined or not: its real frame's rsp
                 self.record(chain, top, rsp(frame))
                 return False
             if frame.type() != gdb.INLINE_FRAME:
@@ -82,6 +94,9 @@ class Switch(gdb.Breakpoint):
 
 
 def report(event):
+    if not seen:
+        print("STACK_DEPTH_NONE no context switch below a frame named " + " or ".join(WALKS))
+        return
     out = {}
     for point, pairs in sorted(seen.items()):
         out[point] = {

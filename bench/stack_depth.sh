@@ -16,9 +16,11 @@
 #
 # Usage: bench/stack_depth.sh [options]
 #   --workers P       replicas (default 8: every kind of message, quickly)
-#   --build-dir DIR   binaries from DIR (default build-stack/, configured
-#                     there as Release with -g, so that gdb names inlined
-#                     frames too, and built on first use: about 8 minutes)
+#   --build-dir DIR   binaries from DIR, built there with cmake --build
+#                     (default build/, built with tools/build). gdb names
+#                     inlined frames only in a build with -g; without, the
+#                     function a frame is inlined into stands for it, and
+#                     the bytes are the same.
 #   --no-build        use the binaries as they are
 set -euo pipefail
 shopt -s inherit_errexit
@@ -29,7 +31,7 @@ die() { echo "stack_depth: $*" >&2; exit 2; }
 
 py=/usr/bin/python3  # Debian's, whatever python3 is first on the PATH
 workers=8
-build_dir=build-stack
+build_dir=""
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,16 +46,15 @@ done
 command -v gdb >/dev/null || die "gdb is missing (apt-get install gdb)"
 
 if [ "$build" = 1 ]; then
-  ./setup --quiet
-  log=${TMPDIR:-/tmp}/stack_depth_build.log
-  if [ ! -f "$build_dir/Makefile" ]; then
-    cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-g \
-      -DDISTLAB_ARCH=portable -DDISTLAB_WERROR=OFF >"$log" 2>&1 ||
-      die "configuring $build_dir failed (log: $log)"
+  if [ -z "$build_dir" ]; then
+    tools/build --target distlab-simulate bare_ring
+  else
+    log=${TMPDIR:-/tmp}/stack_depth_build.log
+    cmake --build "$build_dir" -j "$(nproc)" --target distlab-simulate bare_ring >"$log" 2>&1 ||
+      die "building in $build_dir failed (log: $log)"
   fi
-  cmake --build "$build_dir" -j "$(nproc)" --target distlab-simulate bare_ring >"$log" 2>&1 ||
-    die "building in $build_dir failed (log: $log)"
 fi
+build_dir=${build_dir:-build}
 sim_bin=$build_dir/bin/distlab-simulate
 bare_bin=$build_dir/bench/bare_ring
 [ -x "$sim_bin" ] && [ -x "$bare_bin" ] || die "binaries missing in $build_dir (run without --no-build)"
@@ -62,24 +63,29 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 scenario=scenarios/timing_1024_workers.yaml
 
-# measure NAME WALK_FRAME PROGRAM ARGS...: the script's JSON line.
+# measure NAME WALK_FRAMES PROGRAM ARGS...: the script's JSON line. The
+# walk's frame is the first from the switch outwards whose name holds one
+# of WALK_FRAMES ('|' between): the walk's own where gdb names inlined
+# frames (-g), else the function it is inlined into.
 measure() {
   local name=$1 walk=$2
   shift 2
   gdb -q -batch -ex "python walk_frame = '$walk'" -x bench/stack_depth.py -ex run --args "$@" \
-    >"$scratch/$name.gdb" 2>&1 || die "gdb on $name failed (see $scratch/$name.gdb)"
-  grep '^STACK_DEPTH ' "$scratch/$name.gdb" | sed 's/^STACK_DEPTH //' >"$scratch/$name.json"
-  [ -s "$scratch/$name.json" ] || die "no measure from $name: $(tail -5 "$scratch/$name.gdb")"
+    >"$scratch/$name.gdb" 2>&1 || die "gdb on $name failed: $(tail -5 "$scratch/$name.gdb")"
+  sed -n 's/^STACK_DEPTH //p' "$scratch/$name.gdb" >"$scratch/$name.json"
+  if [ ! -s "$scratch/$name.json" ]; then
+    die "no measure from $name: $(grep -m1 STACK_DEPTH_NONE "$scratch/$name.gdb" || tail -5 "$scratch/$name.gdb")"
+  fi
 }
 
 echo "stack_depth: ./simulate, $workers replicas, one step, under gdb" >&2
-measure simulate walk_ring "$sim_bin" "$scenario" --set "cluster.workers=$((workers - 1))" \
+measure simulate 'walk_ring|distlab::strategy::ring_allreduce' "$sim_bin" "$scenario" --set "cluster.workers=$((workers - 1))" \
   --set training.steps=1 --quiet --out "$scratch/run"
 # The bare ring moves the same buffer with the same addition per round.
 model_bytes=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model_bytes"])' \
   "$scratch/run/summary.json")
 echo "stack_depth: bare ring, $workers members, $model_bytes bytes, under gdb" >&2
-measure bare ring_member "$bare_bin" --workers "$workers" --bytes "$model_bytes" --steps 1 \
+measure bare 'ring_member|start_ring' "$bare_bin" --workers "$workers" --bytes "$model_bytes" --steps 1 \
   --send kept --add-us 3
 
 "$py" - "$scratch/simulate.json" "$scratch/bare.json" <<'EOF'
