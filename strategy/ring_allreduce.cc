@@ -1,9 +1,9 @@
 #include "strategy/ring_allreduce.h"
 
 #include <algorithm>
-#include <array>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -184,7 +184,8 @@ class alignas(64) Float32Segments {
         step_(step),
         window_(runtime.reads_into_postings() ? kPostedAhead : 1),
         schedule_(schedule),
-        arrivals_(schedule_) {
+        arrivals_(schedule_),
+        more_slots_(window_ > 1 ? std::make_unique<PostedReceive[]>(window_ - 1u) : nullptr) {
     post_ahead();
   }
   Float32Segments(const Float32Segments&) = delete;
@@ -240,13 +241,13 @@ class alignas(64) Float32Segments {
   [[gnu::noinline]] void post_ahead() {
     for (; !arrivals_.done() && posted_count_ < window_; arrivals_.next()) {
       const FloatRange where = arrivals_.where();
-      posted_[(first_posted_ + posted_count_++) % window_] = runtime_.post_recv(
+      slot((first_posted_ + posted_count_++) % window_) = runtime_.post_recv(
           previous_, Tag::kRing, arrivals_.partial() ? FloatRange::sized(where.size()) : where);
     }
   }
   // The next segment, received where it was posted; one more posted.
   Message arrive() {
-    Message message = runtime_.wait(posted_[first_posted_]);
+    Message message = runtime_.wait(slot(first_posted_));
     if (++first_posted_ == window_) first_posted_ = 0;
     --posted_count_;
     post_ahead();
@@ -267,10 +268,17 @@ class alignas(64) Float32Segments {
   const RingSchedule schedule_;
   RingSchedule::Arrivals arrivals_;  // the next to post
   AddCosts add_costs_;
-  // The receives posted, in the order of arrival: a ring of slots in place
-  // rather than a deque's blocks on the heap, whose lines a simulated
-  // member among a thousand would find out of the caches at each message.
-  std::array<PostedReceive, kPostedAhead> posted_;
+  // The receives posted, in the order of arrival: a ring of window_ slots,
+  // the first in place and the rest (a TCP window's) on the heap. A
+  // simulated member among a thousand posts one at a time, and finds its
+  // slot in the object's first lines; thirty-one empty ones in place were
+  // 1.5 KB of stack between the walk's frames and the Runtime, spreading
+  // what each message touches over more pages, which a thousand members
+  // pay for beside the lines (bench/RESULTS.md: 5% of the wall time at
+  // 1,024 replicas).
+  PostedReceive& slot(std::size_t i) { return i == 0 ? first_slot_ : more_slots_[i - 1]; }
+  PostedReceive first_slot_;
+  std::unique_ptr<PostedReceive[]> more_slots_;  // window_ - 1 of them
 };
 
 // One piece of work after another, as one.
