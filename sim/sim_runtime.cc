@@ -15,8 +15,9 @@ using strategy::Tag;
 // Tag by tag, so that the mailboxes of one tag lie together on the heap,
 // as they were made: each is a SimGrid object with two queues of its own,
 // about a kilobyte and a half, and a ring of a thousand touches two of its
-// tag's a message. Made task by task, a ring's lay seven apart, each on a
-// page of its own, and a thousand of them outgrew the TLB.
+// tag's a message. Made task by task, a ring's lay seven apart, over seven
+// times the pages (bench/RESULTS.md: about 2% of the wall time at 1,024
+// replicas, within the noise).
 MailboxTable::MailboxTable(int tasks) : tasks_(tasks) {
   boxes_.resize(static_cast<std::size_t>(tasks) * kTags, nullptr);
   for (int tag = 1; tag <= static_cast<int>(Tag::kLast); ++tag) {
