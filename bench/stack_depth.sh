@@ -17,7 +17,8 @@
 # Usage: bench/stack_depth.sh [options]
 #   --workers P       replicas (default 8: every kind of message, quickly)
 #   --build-dir DIR   binaries from DIR, built there with cmake --build
-#                     (default build/, built with tools/build). gdb names
+#                     (default build/, built with tools/build); not a
+#                     sanitizer build (refused). gdb names
 #                     inlined frames only in a build with -g; without, the
 #                     function a frame is inlined into stands for it, and
 #                     the bytes are the same.
@@ -58,6 +59,11 @@ build_dir=${build_dir:-build}
 sim_bin=$build_dir/bin/distlab-simulate
 bare_bin=$build_dir/bench/bare_ring
 [ -x "$sim_bin" ] && [ -x "$bare_bin" ] || die "binaries missing in $build_dir (run without --no-build)"
+# A sanitizer build's frames carry redzones and inline otherwise: its bytes
+# say nothing of the Release build's, which is what runs at scale.
+if grep -q '^DISTLAB_SANITIZE:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null; then
+  die "$build_dir is a sanitizer build; its frames are not the Release build's (use build/)"
+fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -4,12 +4,21 @@
 # the bare ring's member calls SimGrid from the walk itself (no bytes of
 # its own where it sends), ./simulate's goes through the Runtime (some),
 # and both programs block at the same kinds of point.
-# Usage: stack_depth_test.sh BUILD_DIR SOURCE_DIR
+# With --sanitized (BUILD_DIR is a sanitizer build, whose frames carry
+# redzones), that the script refuses it, saying why.
+# Usage: stack_depth_test.sh BUILD_DIR SOURCE_DIR [--sanitized]
 set -euo pipefail
 build=$1 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$src/tests/support/check.sh"
+
+if [ "${3:-}" = --sanitized ]; then
+  check "a sanitizer build is refused" \
+    bash -c "! '$src/bench/stack_depth.sh' --no-build --build-dir '$build' 2>'$work/err'"
+  check "and why" grep -q "is a sanitizer build; its frames are not the Release build's" "$work/err"
+  exit "$failures"
+fi
 
 check "it runs on a Release build" \
   bash -c "'$src/bench/stack_depth.sh' --no-build --build-dir '$build' --workers 4 >'$work/out' 2>'$work/err'"
