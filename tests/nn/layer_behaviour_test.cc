@@ -9,10 +9,12 @@
 #include "nn/layers/dropout.h"
 #include "nn/layers/embedding.h"
 #include "nn/regularizer.h"
+#include "nn/threads.h"
 
 using namespace distlab::nn;
 using namespace distlab::nn::testing;
 using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
 
 TEST_CASE("BatchNorm normalises with batch statistics in training") {
   BatchNorm bn("bn", Shape::flat(2), {.momentum = 0.9f, .epsilon = 1e-5f});
@@ -107,6 +109,35 @@ TEST_CASE("Regularizers add Keras' penalties and their gradients") {
   CHECK_THAT(g[0], WithinAbs(1 + 0.1 + 0.04, 1e-6));
   CHECK_THAT(g[1], WithinAbs(1 - 0.1 - 0.06, 1e-6));
   CHECK_THAT(g[2], WithinAbs(1.0, 1e-7));  // sign(0) = 0
+}
+
+TEST_CASE("A regularizer's penalty and gradient have the same bits at any thread count") {
+  // Several chunks and a ragged last one: the threads share the chunks.
+  const Regularizer r{.l1 = 1e-3f, .l2 = 1e-3f};
+  std::vector<float> w(100'003);
+  Rng rng(3);
+  for (float& v : w) v = rng.uniform(-1, 1);
+  std::vector<double> penalties;
+  std::vector<std::vector<float>> grads;
+  for (int threads : {1, 2, 3, 16}) {
+    set_compute_threads(threads);
+    std::vector<float> g(w.size(), 0.5f);
+    penalties.push_back(r.apply(w, g));
+    CHECK(r.penalty(w) == penalties.back());  // apply returns the penalty's bits
+    grads.push_back(std::move(g));
+  }
+  set_compute_threads(2);
+  // Against a plain serial sum, to rounding.
+  double l1 = 0, l2 = 0;
+  for (float v : w) l1 += std::abs(v), l2 += double{v} * v;
+  CHECK_THAT(penalties[0], WithinRel(1e-3 * l1 + 1e-3 * l2, 1e-5));
+  CHECK_THAT(grads[0].back(),
+             WithinAbs(0.5 + 1e-3 * (w.back() > 0 ? 1 : -1) + 2e-3 * w.back(), 1e-6));
+  for (size_t i = 1; i < penalties.size(); ++i) {
+    CAPTURE(i);
+    CHECK(penalties[i] == penalties[0]);
+    CHECK(grads[i] == grads[0]);
+  }
 }
 
 TEST_CASE("An embedding refuses ids outside its vocabulary") {
