@@ -46,6 +46,10 @@ class Model {
   std::span<float> state() { return state_; }
   std::span<const float> state() const { return state_; }
 
+  // Zeroes the gradient buffer, the compute threads sharing it (every
+  // training pass begins with this).
+  void zero_gradients();
+
   // Gives dropout stream `stream` of the model's seed (a worker's rank, say),
   // so that replicas that share their initial weights draw different masks.
   // A new model uses stream 0.
