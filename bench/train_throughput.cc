@@ -55,7 +55,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // Runs the top-level layers one by one, as Sequential does (the backward
 // pass stops at the first layer with parameters, which computes no input
 // gradient), timing each forward and backward; prints a table with the
-// loss's and the optimizer's shares.
+// shares of the loss, the regularizers and the optimizer.
 void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
                     const std::vector<int32_t>& y, int steps) {
   const auto& layers = model.network().layers();
@@ -64,7 +64,7 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
   while (first < n && !layers[first]->has_parameters()) ++first;
   std::vector<Matrix> out(n), grad(n + 1);
   std::vector<double> fwd(n, 0), bwd(n, 0);
-  double loss_seconds = 0, optimizer_seconds = 0;
+  double loss_seconds = 0, regularizer_seconds = 0, optimizer_seconds = 0;
   for (int s = 0; s < steps; ++s) {
     for (size_t i = 0; i < n; ++i) {
       const auto start = std::chrono::steady_clock::now();
@@ -73,7 +73,7 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
     }
     auto start = std::chrono::steady_clock::now();
     softmax_cross_entropy(out[n - 1], y, grad[n]);
-    std::fill(model.gradients().begin(), model.gradients().end(), 0.0f);
+    model.zero_gradients();
     loss_seconds += seconds_since(start);
     for (size_t i = n; i-- > first;) {
       start = std::chrono::steady_clock::now();
@@ -82,12 +82,19 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
       bwd[i] += seconds_since(start);
     }
     start = std::chrono::steady_clock::now();
+    for (const ParamBlock& block : model.trainable_layout().blocks()) {
+      if (!block.regularizer.active()) continue;
+      block.regularizer.apply(model.parameters().subspan(block.offset, block.size()),
+                              model.gradients().subspan(block.offset, block.size()));
+    }
+    regularizer_seconds += seconds_since(start);
+    start = std::chrono::steady_clock::now();
     optimizer.step(model.parameters(), model.gradients());
     optimizer_seconds += seconds_since(start);
   }
   const int batch = static_cast<int>(x.rows());
   std::printf("%-16s %-12s %9s %9s %9s\n", "layer", "kind", "fwd ms", "bwd ms", "GFLOP/s");
-  double total = loss_seconds + optimizer_seconds;
+  double total = loss_seconds + regularizer_seconds + optimizer_seconds;
   for (size_t i = 0; i < n; ++i) {
     const LayerCost c = layers[i]->cost(batch, i > first);
     total += fwd[i] + bwd[i];
@@ -95,9 +102,9 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
                 layers[i]->kind().c_str(), 1e3 * fwd[i] / steps, 1e3 * bwd[i] / steps,
                 (c.forward_flops + c.backward_flops) / (fwd[i] + bwd[i]) * steps / 1e9);
   }
-  std::printf("%-29s %9.3f\n%-29s %9.3f\n%-29s %9.3f\n", "loss and zeroing",
-              1e3 * loss_seconds / steps, "optimizer", 1e3 * optimizer_seconds / steps, "total",
-              1e3 * total / steps);
+  std::printf("%-29s %9.3f\n%-29s %9.3f\n%-29s %9.3f\n%-29s %9.3f\n", "loss and zeroing",
+              1e3 * loss_seconds / steps, "regularizers", 1e3 * regularizer_seconds / steps,
+              "optimizer", 1e3 * optimizer_seconds / steps, "total", 1e3 * total / steps);
 }
 
 nlohmann::json measure(const std::string& path, const Options& o) {
