@@ -63,12 +63,19 @@ void for_each_chunk(std::size_t n, Body body) {
   for (int64_t c = 0; c < chunks; ++c) body(c);
 }
 
+// Sums chunk_sum(c) over the chunks of n values in chunk order, whichever
+// threads computed the terms.
+template <typename ChunkSum>
+double sum_of_chunks(std::size_t n, ChunkSum chunk_sum) {
+  std::vector<double> partial(chunks_of(n), 0.0);
+  for_each_chunk(n, [&](int64_t c) { partial[c] = chunk_sum(c); });
+  return std::accumulate(partial.begin(), partial.end(), 0.0);
+}
+
 }  // namespace
 
 double Regularizer::penalty(std::span<const float> w) const {
-  std::vector<double> partial(chunks_of(w.size()), 0.0);
-  for_each_chunk(w.size(), [&](int64_t c) { partial[c] = chunk_penalty(*this, chunk(w, c)); });
-  return std::accumulate(partial.begin(), partial.end(), 0.0);
+  return sum_of_chunks(w.size(), [&](int64_t c) { return chunk_penalty(*this, chunk(w, c)); });
 }
 
 void Regularizer::add_gradient(std::span<const float> w, std::span<float> grad) const {
@@ -77,12 +84,10 @@ void Regularizer::add_gradient(std::span<const float> w, std::span<float> grad) 
 }
 
 double Regularizer::apply(std::span<const float> w, std::span<float> grad) const {
-  std::vector<double> partial(chunks_of(w.size()), 0.0);
-  for_each_chunk(w.size(), [&](int64_t c) {
+  return sum_of_chunks(w.size(), [&](int64_t c) {
     add_chunk_gradient(*this, chunk(w, c), chunk(grad, c));
-    partial[c] = chunk_penalty(*this, chunk(w, c));
+    return chunk_penalty(*this, chunk(w, c));
   });
-  return std::accumulate(partial.begin(), partial.end(), 0.0);
 }
 
 }  // namespace distlab::nn
