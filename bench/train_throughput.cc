@@ -82,11 +82,8 @@ void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
       bwd[i] += seconds_since(start);
     }
     start = std::chrono::steady_clock::now();
-    for (const ParamBlock& block : model.trainable_layout().blocks()) {
-      if (!block.regularizer.active()) continue;
-      block.regularizer.apply(model.parameters().subspan(block.offset, block.size()),
-                              model.gradients().subspan(block.offset, block.size()));
-    }
+    double penalties = 0;
+    model.add_penalties(penalties);
     regularizer_seconds += seconds_since(start);
     start = std::chrono::steady_clock::now();
     optimizer.step(model.parameters(), model.gradients());

@@ -131,9 +131,13 @@ void Model::backward_gradients(const Matrix& x, LossResult& result) {
     network_->backward(x, *logits_, dlogits_, nullptr);
     logits_ = nullptr;
   }
+  add_penalties(result.loss);
+}
+
+void Model::add_penalties(double& loss) {
   for (const auto& block : trainable_.blocks()) {
     if (!block.regularizer.active()) continue;
-    result.loss +=
+    loss +=
         block.regularizer.apply(std::span<const float>(params_).subspan(block.offset, block.size()),
                                 std::span(grads_).subspan(block.offset, block.size()));
   }

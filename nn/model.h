@@ -49,6 +49,10 @@ class Model {
   // Zeroes the gradient buffer, the compute threads sharing it (every
   // training pass begins with this).
   void zero_gradients();
+  // Adds every regularized block's penalty gradient to the gradient buffer
+  // and its penalty to `loss`, one by one in block order (the end of a
+  // backward pass; public for a profiler that times it apart).
+  void add_penalties(double& loss);
 
   // Gives dropout stream `stream` of the model's seed (a worker's rank, say),
   // so that replicas that share their initial weights draw different masks.
