@@ -53,6 +53,12 @@ class Layer {
   // the model from the layout, so layers need not know initialisers.
   virtual void seed(uint64_t /*seed*/) {}
 
+  // Whether y holds x's values unchanged, in x's order, so that only the
+  // shape differs (a flatten): a chain then hands x itself to the next layer
+  // and the gradient straight back, calling neither pass. forward() and
+  // backward() must still work, for callers that do call them.
+  virtual bool passes_values_through() const { return false; }
+
   // y = f(x). x is (N, input size), y becomes (N, output size).
   virtual void forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) = 0;
   // Given the forward's x, y and dL/dy: adds dL/dparams into the gradient

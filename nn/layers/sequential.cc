@@ -36,7 +36,16 @@ Sequential::Sequential(std::string name, Shape input, std::vector<LayerPtr> laye
       first_with_parameters_(std::find_if(layers_.begin(), layers_.end(),
                                           [](const LayerPtr& l) { return l->has_parameters(); }) -
                              layers_.begin()),
-      outputs_(layers_.size()) {}
+      outputs_(layers_.size()) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const bool handed_on = layers_[i]->passes_values_through();
+    holder_.push_back(!handed_on ? static_cast<std::ptrdiff_t>(i) : i == 0 ? -1 : holder_[i - 1]);
+  }
+}
+
+const Matrix& Sequential::output(std::size_t i, const Matrix& x) const {
+  return holder_[i] < 0 ? x : outputs_[static_cast<std::size_t>(holder_[i])];
+}
 
 void Sequential::declare(ParameterLayout& trainable, ParameterLayout& state) {
   block_begin_.clear();
@@ -63,9 +72,12 @@ void Sequential::seed(uint64_t seed) {
 const Matrix& Sequential::run(const Matrix& x, const ForwardContext& ctx) {
   const Matrix* in = &x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    run_pass(*layers_[i], Pass::kForward, false,
-             [&] { layers_[i]->forward(*in, outputs_[i], ctx); });
-    in = &outputs_[i];
+    // A layer that passes values through is still timed (at what it costs
+    // here: nothing), so that ./calibrate sees every layer of the chain.
+    run_pass(*layers_[i], Pass::kForward, false, [&] {
+      if (holder_[i] == static_cast<std::ptrdiff_t>(i)) layers_[i]->forward(*in, outputs_[i], ctx);
+    });
+    in = &output(i, x);
   }
   return *in;
 }
@@ -96,11 +108,24 @@ void Sequential::backward_through(const Matrix& x, const Matrix& dy, Matrix* dx,
   const std::size_t last = dx ? 0 : first_with_parameters_;
   const Matrix* grad_out = &dy;
   for (std::size_t i = layers_.size(); i-- > last;) {
-    const Matrix& in = i == 0 ? x : outputs_[i - 1];
-    Matrix* grad_in = i == last ? dx : &scratch_[i % 2];
-    run_pass(*layers_[i], Pass::kBackward, grad_in != nullptr,
-             [&] { layers_[i]->backward(in, outputs_[i], *grad_out, grad_in); });
-    grad_out = grad_in;
+    if (holder_[i] != static_cast<std::ptrdiff_t>(i)) {
+      // A pass-through layer leaves the gradient where it is; only the
+      // caller's dx gets a copy. (It has no parameters, so it is `last`
+      // only when the caller wants dx.)
+      const bool to_caller = i == last && dx;
+      run_pass(*layers_[i], Pass::kBackward, true, [&] {
+        if (to_caller) *dx = *grad_out;
+      });
+      if (to_caller) grad_out = dx;
+    } else {
+      const Matrix& in = i == 0 ? x : output(i - 1, x);
+      // The scratch buffer grad_out is not in (pass-throughs break the
+      // alternation by layer index).
+      Matrix* grad_in = i == last ? dx : grad_out == &scratch_[0] ? &scratch_[1] : &scratch_[0];
+      run_pass(*layers_[i], Pass::kBackward, grad_in != nullptr,
+               [&] { layers_[i]->backward(in, outputs_[i], *grad_out, grad_in); });
+      grad_out = grad_in;
+    }
     if (after_layer) (*after_layer)(i);
   }
   if (after_layer) {

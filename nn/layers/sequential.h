@@ -46,12 +46,16 @@ class Sequential : public Layer {
 
  private:
   bool wants_input_gradient(std::size_t i, bool caller_wants) const;
+  // Layer i's output after run(): its own buffer, or, for a layer that
+  // passes values through, the buffer it was handed (x for the first ones).
+  const Matrix& output(std::size_t i, const Matrix& x) const;
   void backward_through(const Matrix& x, const Matrix& dy, Matrix* dx,
                         const std::function<void(std::size_t)>* after_layer);
 
   std::vector<LayerPtr> layers_;
   std::size_t first_with_parameters_;     // layers_.size() when none has any
   std::vector<Matrix> outputs_;           // outputs_[i]: output of layers_[i]
+  std::vector<std::ptrdiff_t> holder_;    // whose buffer holds layer i's output; -1: x's
   std::array<Matrix, 2> scratch_;         // gradients between layers, used in turn
   std::vector<std::size_t> block_begin_;  // per layer, then the end: see first_block
 };

@@ -205,3 +205,22 @@ TEST_CASE("A sequential stack passes gradients through every layer") {
   options.epsilon = 1e-3f;
   require_gradients_match(net, random_batch(4, in, 9), options);
 }
+
+// A flatten passes values through: the chain hands its input on and the
+// gradient back without calling it, so the layers around it read and
+// write the buffers it would have filled (and the gradient buffers no
+// longer alternate by layer index).
+TEST_CASE("A sequential stack hands values through flattens first, between and last") {
+  const Shape in{2, 3, 2};
+  std::vector<LayerPtr> layers;
+  layers.push_back(std::make_unique<Flatten>("f0", in));
+  layers.push_back(std::make_unique<Flatten>("f1", Shape::flat(12)));
+  layers.push_back(std::make_unique<Dense>("d0", Shape::flat(12), DenseOptions{.units = 5}));
+  layers.push_back(std::make_unique<Flatten>("f2", Shape::flat(5)));
+  layers.push_back(std::make_unique<Dense>("d1", Shape::flat(5), DenseOptions{.units = 4}));
+  layers.push_back(std::make_unique<Flatten>("f3", Shape::flat(4)));
+  layers.push_back(std::make_unique<Dense>("d2", Shape::flat(4), DenseOptions{.units = 3}));
+  layers.push_back(std::make_unique<Flatten>("f4", Shape::flat(3)));
+  Sequential net("net", in, std::move(layers));
+  require_gradients_match(net, random_batch(3, in, 10));
+}
