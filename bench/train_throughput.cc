@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <unordered_map>
 
 #include "common/cli.h"
 #include "common/error.h"
 #include "nn/data/idx.h"
 #include "nn/data/sharding.h"
 #include "nn/kernels/kernels.h"
+#include "nn/layer_timing.h"
 #include "nn/model.h"
 #include "nn/threads.h"
 
@@ -52,43 +54,60 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Runs the top-level layers one by one, as Sequential does (the backward
-// pass stops at the first layer with parameters, which computes no input
-// gradient), timing each forward and backward; prints a table with the
-// shares of the loss, the regularizers and the optimizer.
+// Sums the passes of each top-level layer of a network; nested layers
+// (inside a composite) are counted in their composite's pass.
+class TopLevelTimes : public LayerTimer {
+ public:
+  explicit TopLevelTimes(const std::vector<LayerPtr>& layers)
+      : fwd(layers.size(), 0), bwd(layers.size(), 0) {
+    for (std::size_t i = 0; i < layers.size(); ++i) index_[layers[i].get()] = i;
+  }
+  void record(const LayerTiming& t) override {
+    const auto it = index_.find(t.layer);
+    if (it == index_.end()) return;
+    (t.pass == Pass::kForward ? fwd : bwd)[it->second] += t.seconds;
+  }
+  std::vector<double> fwd, bwd;
+
+ private:
+  std::unordered_map<const Layer*, std::size_t> index_;
+};
+
+double sum(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+// Runs training steps as compute_gradients does (forward_loss, then
+// backward_gradients) with a LayerTimer installed, so that each top-level
+// layer is timed as a step runs it (a flatten hands its input on; the
+// backward pass stops at the first layer with parameters). What each half
+// takes beyond its layers is the loss and zeroing, and the regularizers.
+// Prints a table of the shares, the optimizer's too.
 void profile_layers(Model& model, Optimizer& optimizer, const Matrix& x,
                     const std::vector<int32_t>& y, int steps) {
   const auto& layers = model.network().layers();
   const size_t n = layers.size();
   size_t first = 0;
   while (first < n && !layers[first]->has_parameters()) ++first;
-  std::vector<Matrix> out(n), grad(n + 1);
-  std::vector<double> fwd(n, 0), bwd(n, 0);
+  TopLevelTimes times(layers);
   double loss_seconds = 0, regularizer_seconds = 0, optimizer_seconds = 0;
+  set_layer_timer(&times);
   for (int s = 0; s < steps; ++s) {
-    for (size_t i = 0; i < n; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      layers[i]->forward(i == 0 ? x : out[i - 1], out[i], {Phase::kTrain, uint64_t(s)});
-      fwd[i] += seconds_since(start);
-    }
+    double layers_before = sum(times.fwd);
     auto start = std::chrono::steady_clock::now();
-    softmax_cross_entropy(out[n - 1], y, grad[n]);
-    model.zero_gradients();
-    loss_seconds += seconds_since(start);
-    for (size_t i = n; i-- > first;) {
-      start = std::chrono::steady_clock::now();
-      layers[i]->backward(i == 0 ? x : out[i - 1], out[i], grad[i + 1],
-                          i == first ? nullptr : &grad[i]);
-      bwd[i] += seconds_since(start);
-    }
+    LossResult result = model.forward_loss(x, y, uint64_t(s));
+    loss_seconds += seconds_since(start) - (sum(times.fwd) - layers_before);
+    layers_before = sum(times.bwd);
     start = std::chrono::steady_clock::now();
-    double penalties = 0;
-    model.add_penalties(penalties);
-    regularizer_seconds += seconds_since(start);
+    model.backward_gradients(x, result);
+    regularizer_seconds += seconds_since(start) - (sum(times.bwd) - layers_before);
     start = std::chrono::steady_clock::now();
     optimizer.step(model.parameters(), model.gradients());
     optimizer_seconds += seconds_since(start);
   }
+  set_layer_timer(nullptr);
+  const std::vector<double>& fwd = times.fwd;
+  const std::vector<double>& bwd = times.bwd;
   const int batch = static_cast<int>(x.rows());
   std::printf("%-16s %-12s %9s %9s %9s\n", "layer", "kind", "fwd ms", "bwd ms", "GFLOP/s");
   double total = loss_seconds + regularizer_seconds + optimizer_seconds;
