@@ -109,6 +109,10 @@ struct FtrlStep {
   float l1 = 0, l2 = 0;
 };
 
+// Batch normalisation works through its channels in blocks of at most
+// this many (a block's slice of a row is one 64-byte cache line).
+inline constexpr Eigen::Index kNormBlockChannels = 16;
+
 struct Kernels {
   const char* level;  // "x86-64-v4", "x86-64-v3", "x86-64", or the build's -march
 
@@ -136,6 +140,21 @@ struct Kernels {
   void (*adagrad)(const AdagradStep& s, float* w, const float* g, float* accumulator, int64_t n);
   void (*ftrl)(const FtrlStep& s, float* w, const float* g, float* accumulator, float* linear,
                int64_t n);
+
+  // Batch normalisation of one block of channels: `x`, `dy` and the rest
+  // are its columns of (rows, channels) values, and each array holds a
+  // value per channel of the block (at most kNormBlockChannels).
+  // The batch mean and (biased) variance of each channel, summed in double.
+  void (*batch_norm_statistics)(ConstBlock x, float* mean, float* variance);
+  // x_hat = (x - mean) * inv_std and y = x_hat * gamma + beta.
+  void (*batch_norm_normalize)(ConstBlock x, const float* mean, const float* inv_std,
+                               const float* gamma, const float* beta, Block x_hat, Block y);
+  // The column sums of dy and of dy * x_hat, in double (set, not added).
+  void (*batch_norm_gradient_sums)(ConstBlock dy, ConstBlock x_hat, double* sum_dy,
+                                   double* sum_dy_x_hat);
+  // dx = (dy - mean_dy - x_hat * mean_dy_x_hat) * scale.
+  void (*batch_norm_input_gradient)(ConstBlock dy, ConstBlock x_hat, const float* mean_dy,
+                                    const float* mean_dy_x_hat, const float* scale, Block dx);
 
   // sum[i] += values[i]: the reductions of the strategies.
   void (*add)(float* sum, const float* values, int64_t n);

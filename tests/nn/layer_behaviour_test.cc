@@ -75,6 +75,69 @@ TEST_CASE("BatchNorm on images normalises each channel over batch and space") {
   CHECK_THAT(channels.col(1).mean(), WithinAbs(0.0, 1e-6));
 }
 
+TEST_CASE("BatchNorm has the same bits at any thread count, in both modes") {
+  // 700 channels: many blocks of channels for the threads, a ragged last one.
+  const auto phase = GENERATE(Phase::kTrain, Phase::kInfer);
+  CAPTURE(phase == Phase::kTrain);
+  const Shape in = Shape::flat(700);
+  const Matrix x = random_batch(128, in, 11);
+  const Matrix dy = random_batch(128, in, 12);
+  struct Run {
+    Matrix y, dx;
+    std::vector<float> grads, state;
+  };
+  std::vector<Run> runs;
+  for (int threads : {1, 2, 3, 16}) {
+    set_compute_threads(threads);
+    BatchNorm bn("bn", in, {.momentum = 0.5f});
+    BoundLayer bound(bn);
+    std::fill(bound.params.begin(), bound.params.end(), 0.0f);
+    const ParamBlock gamma = bound.trainable.block(0);
+    std::fill_n(bound.params.begin() + gamma.offset, gamma.size(), 1.0f);
+    std::fill(bound.state.begin(), bound.state.end(), 0.0f);
+    const ParamBlock variance = bound.state_layout.block(1);
+    std::fill_n(bound.state.begin() + variance.offset, variance.size(), 1.0f);
+    Run run;
+    bn.forward(x, run.y, {phase, 0});
+    bn.backward(x, run.y, dy, &run.dx);
+    run.grads = bound.grads;
+    run.state = bound.state;
+    runs.push_back(std::move(run));
+  }
+  set_compute_threads(2);
+  // Against the formulas in double, gamma 1 and beta 0: with batch
+  // statistics, x_hat = (x - mean) / sqrt(var + eps) and
+  // dx = (dy - mean(dy) - x_hat * mean(dy * x_hat)) / sqrt(var + eps);
+  // with the moving ones (0 and 1 at first), x / sqrt(1 + eps) and likewise dy.
+  const Eigen::MatrixXd xd = x.cast<double>(), dyd = dy.cast<double>();
+  const double eps = BatchNormOptions{}.epsilon;
+  Eigen::MatrixXd y_ref, dx_ref;
+  if (phase == Phase::kTrain) {
+    const Eigen::RowVectorXd mean = xd.colwise().mean();
+    const Eigen::MatrixXd centred = xd.rowwise() - mean;
+    const Eigen::RowVectorXd inv_std =
+        (centred.array().square().colwise().mean() + eps).rsqrt().matrix();
+    y_ref = centred.array().rowwise() * inv_std.array();
+    const Eigen::RowVectorXd mean_dy = dyd.colwise().mean();
+    const Eigen::RowVectorXd mean_dy_x_hat = dyd.cwiseProduct(y_ref).colwise().mean();
+    dx_ref = ((dyd.rowwise() - mean_dy).array() - y_ref.array().rowwise() * mean_dy_x_hat.array())
+                 .rowwise() *
+             inv_std.array();
+  } else {
+    y_ref = xd / std::sqrt(1 + eps);
+    dx_ref = dyd / std::sqrt(1 + eps);
+  }
+  CHECK((runs[0].y.cast<double>() - y_ref).cwiseAbs().maxCoeff() < 1e-5);
+  CHECK((runs[0].dx.cast<double>() - dx_ref).cwiseAbs().maxCoeff() < 1e-4);
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    CAPTURE(i);
+    CHECK(runs[i].y == runs[0].y);
+    CHECK(runs[i].dx == runs[0].dx);
+    CHECK(runs[i].grads == runs[0].grads);
+    CHECK(runs[i].state == runs[0].state);
+  }
+}
+
 TEST_CASE("Inverted dropout zeroes about rate of the values and rescales the rest") {
   Dropout dropout("drop", Shape::flat(1000), 0.3f);
   dropout.seed(17);
