@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "nn/layers/batch_norm.h"
 #include "nn/layers/conv2d.h"
 #include "nn/layers/dense.h"
 #include "nn/layers/max_pool2d.h"
@@ -90,6 +91,17 @@ void BM_Dense_576_to_64(benchmark::State& state) {
   f.run(state, true);
 }
 
+// The CIFAR-10 MLP's widest and narrowest batch norms.
+void BM_BatchNorm_700(benchmark::State& state) {
+  Fixture f(std::make_unique<BatchNorm>("bn3", Shape::flat(700), BatchNormOptions{}));
+  f.run(state, true);
+}
+
+void BM_BatchNorm_300(benchmark::State& state) {
+  Fixture f(std::make_unique<BatchNorm>("bn1", Shape::flat(300), BatchNormOptions{}));
+  f.run(state, true);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Conv1_28x28x1_to_32)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -99,5 +111,8 @@ BENCHMARK(BM_MaxPool_26x26x32)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->U
 BENCHMARK(BM_Dense_3072_to_300)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Dense_500_to_700)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Dense_576_to_64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK(BM_BatchNorm_700)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_BatchNorm_300)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();
