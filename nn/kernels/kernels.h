@@ -141,17 +141,18 @@ struct Kernels {
   void (*ftrl)(const FtrlStep& s, float* w, const float* g, float* accumulator, float* linear,
                int64_t n);
 
-  // Batch normalisation of one block of channels: `x`, `dy` and the rest
-  // are its columns of (rows, channels) values, and each array holds a
-  // value per channel of the block (at most kNormBlockChannels).
-  // The batch mean and (biased) variance of each channel, summed in double.
-  void (*batch_norm_statistics)(ConstBlock x, float* mean, float* variance);
+  // Batch normalisation of a tile: `x`, `dy` and the rest are a block of
+  // rows and of at most kNormBlockChannels columns of (rows, channels)
+  // values, and each array holds a value per channel of the tile.
+  // sums[2c] and sums[2c + 1]: the sums of x and of x^2 down column c, in
+  // double (set, not added).
+  void (*batch_norm_sums)(ConstBlock x, double* sums);
   // x_hat = (x - mean) * inv_std and y = x_hat * gamma + beta.
   void (*batch_norm_normalize)(ConstBlock x, const float* mean, const float* inv_std,
                                const float* gamma, const float* beta, Block x_hat, Block y);
-  // The column sums of dy and of dy * x_hat, in double (set, not added).
-  void (*batch_norm_gradient_sums)(ConstBlock dy, ConstBlock x_hat, double* sum_dy,
-                                   double* sum_dy_x_hat);
+  // sums[2c] and sums[2c + 1]: the sums of dy and of dy * x_hat down
+  // column c, in double (set, not added).
+  void (*batch_norm_gradient_sums)(ConstBlock dy, ConstBlock x_hat, double* sums);
   // dx = (dy - mean_dy - x_hat * mean_dy_x_hat) * scale.
   void (*batch_norm_input_gradient)(ConstBlock dy, ConstBlock x_hat, const float* mean_dy,
                                     const float* mean_dy_x_hat, const float* scale, Block dx);

@@ -25,11 +25,10 @@ void adam(const AdamStep& s, float* w, const float* g, float* m, float* v, int64
 void adagrad(const AdagradStep& s, float* w, const float* g, float* accumulator, int64_t n);
 void ftrl(const FtrlStep& s, float* w, const float* g, float* accumulator, float* linear,
           int64_t n);
-void batch_norm_statistics(ConstBlock x, float* mean, float* variance);
+void batch_norm_sums(ConstBlock x, double* sums);
 void batch_norm_normalize(ConstBlock x, const float* mean, const float* inv_std, const float* gamma,
                           const float* beta, Block x_hat, Block y);
-void batch_norm_gradient_sums(ConstBlock dy, ConstBlock x_hat, double* sum_dy,
-                              double* sum_dy_x_hat);
+void batch_norm_gradient_sums(ConstBlock dy, ConstBlock x_hat, double* sums);
 void batch_norm_input_gradient(ConstBlock dy, ConstBlock x_hat, const float* mean_dy,
                                const float* mean_dy_x_hat, const float* scale, Block dx);
 void add(float* sum, const float* values, int64_t n);

@@ -1,22 +1,16 @@
-// Batch normalisation over a block of channels (nn/layers/batch_norm.cc
-// shares the blocks among threads). Each channel's sums run down the rows
-// in order, in double, one channel a vector lane: a channel's bits depend
-// on its block only, never on which thread has it.
-#include <algorithm>
-
+// Batch normalisation over a tile of rows and channels (nn/layers/
+// batch_norm.cc shares the tiles among threads and adds up their sums).
+// Each channel's sums run down the tile's rows in order, in double, one
+// channel a vector lane: a tile's bits never depend on which thread has it.
 #include "nn/kernels/level.h"
 
 namespace DISTLAB_KERNELS {
 
-void batch_norm_statistics(ConstBlock x, float* mean, float* variance) {
-  const Eigen::Index width = x.cols(), stride = x.outerStride();
-  // One pass: the sums of x and x^2 in double. var = E[x^2] - E[x]^2 loses
-  // about log2(mean^2 / var) of double's 53 bits to cancellation, which
-  // leaves more than float's 24 unless |mean| exceeds 2^14 standard
-  // deviations.
+void batch_norm_sums(ConstBlock x, double* sums) {
+  const Eigen::Index width = x.cols();
   double sum[kNormBlockChannels] = {}, squares[kNormBlockChannels] = {};
   for (Eigen::Index r = 0; r < x.rows(); ++r) {
-    const float* row = x.data() + r * stride;
+    const float* row = x.data() + r * x.outerStride();
 #pragma omp simd
     for (Eigen::Index c = 0; c < width; ++c) {
       const double v = row[c];
@@ -24,11 +18,9 @@ void batch_norm_statistics(ConstBlock x, float* mean, float* variance) {
       squares[c] += v * v;
     }
   }
-  const double n = static_cast<double>(x.rows());
   for (Eigen::Index c = 0; c < width; ++c) {
-    const double m = sum[c] / n;
-    mean[c] = static_cast<float>(m);
-    variance[c] = static_cast<float>(std::max(0.0, squares[c] / n - m * m));
+    sums[2 * c] = sum[c];
+    sums[2 * c + 1] = squares[c];
   }
 }
 
@@ -47,10 +39,9 @@ void batch_norm_normalize(ConstBlock x, const float* mean, const float* inv_std,
   }
 }
 
-void batch_norm_gradient_sums(ConstBlock dy, ConstBlock x_hat, double* sum_dy,
-                              double* sum_dy_x_hat) {
+void batch_norm_gradient_sums(ConstBlock dy, ConstBlock x_hat, double* sums) {
   const Eigen::Index width = dy.cols();
-  for (Eigen::Index c = 0; c < width; ++c) sum_dy[c] = sum_dy_x_hat[c] = 0;
+  double sum_dy[kNormBlockChannels] = {}, sum_dy_x_hat[kNormBlockChannels] = {};
   for (Eigen::Index r = 0; r < dy.rows(); ++r) {
     const float* g = dy.data() + r * dy.outerStride();
     const float* normalized = x_hat.data() + r * x_hat.outerStride();
@@ -59,6 +50,10 @@ void batch_norm_gradient_sums(ConstBlock dy, ConstBlock x_hat, double* sum_dy,
       sum_dy[c] += g[c];
       sum_dy_x_hat[c] += double{g[c]} * normalized[c];
     }
+  }
+  for (Eigen::Index c = 0; c < width; ++c) {
+    sums[2 * c] = sum_dy[c];
+    sums[2 * c + 1] = sum_dy_x_hat[c];
   }
 }
 

@@ -15,7 +15,7 @@ const Kernels& table() {
       .adam = adam,
       .adagrad = adagrad,
       .ftrl = ftrl,
-      .batch_norm_statistics = batch_norm_statistics,
+      .batch_norm_sums = batch_norm_sums,
       .batch_norm_normalize = batch_norm_normalize,
       .batch_norm_gradient_sums = batch_norm_gradient_sums,
       .batch_norm_input_gradient = batch_norm_input_gradient,

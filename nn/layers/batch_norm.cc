@@ -24,104 +24,165 @@ namespace {
 
 using kernels::kNormBlockChannels;
 
-// Channels are worked through in fixed blocks shared among the threads
-// (the kernels do one block); a channel's results depend on its block
-// only, so they have the same bits at any thread count.
-Eigen::Index channel_blocks(Eigen::Index channels) {
-  return (channels + kNormBlockChannels - 1) / kNormBlockChannels;
-}
-
+// The (rows, C) values are cut into tiles of at most kChunkRows rows and
+// kNormBlockChannels channels, a fixed cut that depends on the shape
+// only. The threads share the tiles; each tile's sums are kept apart and
+// added up per channel in row order afterwards, so the results have the
+// same bits at any thread count. Row chunks give the threads work when
+// channels are few and rows many (a ResNet's first stage: 16 channels,
+// 131,072 rows); the MLP's 128 rows are one chunk.
+constexpr Eigen::Index kChunkRows = 1024;
 // Below this many values one thread does it all: a parallel region costs
 // more than it saves.
 constexpr int64_t kParallelValues = int64_t{1} << 14;
 
-bool in_parallel(int64_t rows, Eigen::Index channels) {
-  return channel_blocks(channels) > 1 && rows * channels > kParallelValues;
+struct Tiling {
+  Eigen::Index rows, channels, chunks, blocks;
+
+  Tiling(Eigen::Index r, Eigen::Index c)
+      : rows(r),
+        channels(c),
+        chunks(std::max<Eigen::Index>(1, (r + kChunkRows - 1) / kChunkRows)),
+        blocks((c + kNormBlockChannels - 1) / kNormBlockChannels) {}
+  bool parallel() const {
+    return chunks * blocks > 1 && int64_t{rows} * channels > kParallelValues;
+  }
+};
+
+struct Tile {
+  Eigen::Index chunk, first_row, row_count;
+  Eigen::Index first, width;  // channels [first, first + width)
+
+  template <typename View>
+  View of(View m) const {
+    return kernels::middle_cols(kernels::middle_rows(m, first_row, row_count), first, width);
+  }
+};
+
+// Runs `body(tile)` for every tile, in parallel when the layer is big enough.
+template <typename Body>
+void for_tiles(const Tiling& t, Body&& body) {
+  const Eigen::Index tiles = t.chunks * t.blocks;
+#pragma omp parallel for schedule(static) if (t.parallel())
+  for (Eigen::Index i = 0; i < tiles; ++i) {
+    const Eigen::Index chunk = i / t.blocks, first = i % t.blocks * kNormBlockChannels;
+    const Eigen::Index first_row = chunk * kChunkRows;
+    body(Tile{chunk, first_row, std::min(kChunkRows, t.rows - first_row), first,
+              std::min(t.channels - first, kNormBlockChannels)});
+  }
 }
 
-// Runs `body(first, width)` for every block of channels [first, first + width).
-template <typename Body>
-void for_channel_blocks(Eigen::Index rows, Eigen::Index channels, Body&& body) {
-  const Eigen::Index blocks = channel_blocks(channels);
-#pragma omp parallel for schedule(static) if (in_parallel(rows, channels))
-  for (Eigen::Index b = 0; b < blocks; ++b) {
-    const Eigen::Index first = b * kNormBlockChannels;
-    body(first, std::min(channels - first, kNormBlockChannels));
-  }
+kernels::ConstBlock channel_view(const float* data, Eigen::Index rows, Eigen::Index channels) {
+  return {data, rows, channels, Eigen::OuterStride<>(channels)};
+}
+kernels::Block channel_view(float* data, Eigen::Index rows, Eigen::Index channels) {
+  return {data, rows, channels, Eigen::OuterStride<>(channels)};
 }
 
 }  // namespace
 
+// Per tile, two sums per channel: partial_[(chunk * C + channel) * 2 + k].
+// Their totals per channel, in chunk order, into total_a_ and total_b_.
+void BatchNorm::add_up_partials(Eigen::Index chunks) {
+  total_a_.assign(static_cast<std::size_t>(channels_), 0.0);
+  total_b_.assign(static_cast<std::size_t>(channels_), 0.0);
+  for (Eigen::Index chunk = 0; chunk < chunks; ++chunk) {
+    for (Eigen::Index c = 0; c < channels_; ++c) {
+      const double* p = &partial_[static_cast<std::size_t>((chunk * channels_ + c) * 2)];
+      total_a_[c] += p[0];
+      total_b_[c] += p[1];
+    }
+  }
+}
+
 void BatchNorm::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
   const Eigen::Index rows = x.size() / channels_;  // N*H*W values per channel
-  const kernels::ConstBlock in(x.data(), rows, channels_, Eigen::OuterStride<>(channels_));
+  const Tiling tiling(rows, channels_);
+  const kernels::ConstBlock in = channel_view(x.data(), rows, channels_);
   float* moving_mean = state(moving_mean_).data();
   float* moving_variance = state(moving_variance_).data();
   const float* gamma = param(gamma_).data();
   const float* beta = param(beta_).data();
-  batch_statistics_ = ctx.phase == Phase::kTrain;
-  x_hat_.resize(rows, channels_);
-  inv_std_.resize(channels_);
-  y.resize(x.rows(), x.cols());
-  const kernels::Block normalized(x_hat_.data(), rows, channels_, Eigen::OuterStride<>(channels_));
-  const kernels::Block out(y.data(), rows, channels_, Eigen::OuterStride<>(channels_));
   const kernels::Kernels& k = kernels::kernels();
+  batch_statistics_ = ctx.phase == Phase::kTrain;
+  mean_.resize(channels_);
+  inv_std_.resize(channels_);
 
-  for_channel_blocks(rows, channels_, [&](Eigen::Index first, Eigen::Index width) {
-    float mean[kNormBlockChannels], variance[kNormBlockChannels];
-    float* inv_std = inv_std_.data() + first;
-    if (batch_statistics_) {
-      k.batch_norm_statistics(kernels::middle_cols(in, first, width), mean, variance);
-      for (Eigen::Index c = 0; c < width; ++c) {
-        const float m = opt_.momentum;
-        moving_mean[first + c] = m * moving_mean[first + c] + (1 - m) * mean[c];
-        moving_variance[first + c] = m * moving_variance[first + c] + (1 - m) * variance[c];
-      }
-    } else {
-      std::copy_n(moving_mean + first, width, mean);
-      std::copy_n(moving_variance + first, width, variance);
+  if (batch_statistics_) {
+    // Sums of x and x^2 in double: var = E[x^2] - E[x]^2 then loses about
+    // log2(mean^2 / var) of double's 53 bits, which leaves more than
+    // float's 24 unless |mean| exceeds 2^14 standard deviations.
+    partial_.resize(static_cast<std::size_t>(tiling.chunks * channels_ * 2));
+    for_tiles(tiling, [&](const Tile& t) {
+      k.batch_norm_sums(t.of(in),
+                        &partial_[static_cast<std::size_t>((t.chunk * channels_ + t.first) * 2)]);
+    });
+    add_up_partials(tiling.chunks);
+    const float m = opt_.momentum;
+    for (Eigen::Index c = 0; c < channels_; ++c) {
+      const double mean = total_a_[c] / rows;
+      const auto variance = static_cast<float>(std::max(0.0, total_b_[c] / rows - mean * mean));
+      mean_[c] = static_cast<float>(mean);
+      inv_std_[c] = 1 / std::sqrt(variance + opt_.epsilon);
+      moving_mean[c] = m * moving_mean[c] + (1 - m) * mean_[c];
+      moving_variance[c] = m * moving_variance[c] + (1 - m) * variance;
     }
-    for (Eigen::Index c = 0; c < width; ++c) inv_std[c] = 1 / std::sqrt(variance[c] + opt_.epsilon);
-    k.batch_norm_normalize(kernels::middle_cols(in, first, width), mean, inv_std, gamma + first,
-                           beta + first, kernels::middle_cols(normalized, first, width),
-                           kernels::middle_cols(out, first, width));
+  } else {
+    for (Eigen::Index c = 0; c < channels_; ++c) {
+      mean_[c] = moving_mean[c];
+      inv_std_[c] = 1 / std::sqrt(moving_variance[c] + opt_.epsilon);
+    }
+  }
+  x_hat_.resize(rows, channels_);
+  y.resize(x.rows(), x.cols());
+  const kernels::Block normalized = channel_view(x_hat_.data(), rows, channels_);
+  const kernels::Block out = channel_view(y.data(), rows, channels_);
+  for_tiles(tiling, [&](const Tile& t) {
+    k.batch_norm_normalize(t.of(in), &mean_[t.first], &inv_std_[t.first], gamma + t.first,
+                           beta + t.first, t.of(normalized), t.of(out));
   });
 }
 
 void BatchNorm::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy, Matrix* dx) {
   const Eigen::Index rows = x_hat_.rows();
-  const kernels::ConstBlock d_out(dy.data(), rows, channels_, Eigen::OuterStride<>(channels_));
+  const Tiling tiling(rows, channels_);
+  const kernels::ConstBlock d_out = channel_view(dy.data(), rows, channels_);
   const kernels::ConstBlock normalized = kernels::in(x_hat_);
   float* d_gamma = grad(gamma_).data();
   float* d_beta = grad(beta_).data();
   const float* gamma = param(gamma_).data();
-  if (dx) dx->resize(x.rows(), x.cols());
   const kernels::Kernels& k = kernels::kernels();
 
-  for_channel_blocks(rows, channels_, [&](Eigen::Index first, Eigen::Index width) {
-    const kernels::ConstBlock g = kernels::middle_cols(d_out, first, width);
-    const kernels::ConstBlock x_hat = kernels::middle_cols(normalized, first, width);
-    double sum_dy[kNormBlockChannels], sum_dy_x_hat[kNormBlockChannels];
-    k.batch_norm_gradient_sums(g, x_hat, sum_dy, sum_dy_x_hat);
-    for (Eigen::Index c = 0; c < width; ++c) {
-      d_gamma[first + c] += static_cast<float>(sum_dy_x_hat[c]);
-      d_beta[first + c] += static_cast<float>(sum_dy[c]);
+  partial_.resize(static_cast<std::size_t>(tiling.chunks * channels_ * 2));
+  for_tiles(tiling, [&](const Tile& t) {
+    k.batch_norm_gradient_sums(
+        t.of(d_out), t.of(normalized),
+        &partial_[static_cast<std::size_t>((t.chunk * channels_ + t.first) * 2)]);
+  });
+  add_up_partials(tiling.chunks);  // sums of dy, of dy * x_hat
+  for (Eigen::Index c = 0; c < channels_; ++c) {
+    d_beta[c] += static_cast<float>(total_a_[c]);
+    d_gamma[c] += static_cast<float>(total_b_[c]);
+  }
+  if (!dx) return;
+  // With batch statistics the mean and variance depend on every input:
+  // dx = gamma * inv_std * (dy - mean(dy) - x_hat * mean(dy * x_hat)).
+  // With the moving ones, dx = gamma * inv_std * dy.
+  scale_.resize(channels_);
+  mean_dy_.setZero(channels_);
+  mean_dy_x_hat_.setZero(channels_);
+  for (Eigen::Index c = 0; c < channels_; ++c) {
+    scale_[c] = gamma[c] * inv_std_[c];
+    if (batch_statistics_) {
+      mean_dy_[c] = static_cast<float>(total_a_[c] / rows);
+      mean_dy_x_hat_[c] = static_cast<float>(total_b_[c] / rows);
     }
-    if (!dx) return;
-    // With batch statistics the mean and variance depend on every input:
-    // dx = gamma * inv_std * (dy - mean(dy) - x_hat * mean(dy * x_hat)).
-    // With the moving ones, dx = gamma * inv_std * dy.
-    float scale[kNormBlockChannels], mean_dy[kNormBlockChannels] = {},
-                                     mean_dy_x_hat[kNormBlockChannels] = {};
-    for (Eigen::Index c = 0; c < width; ++c) {
-      scale[c] = gamma[first + c] * inv_std_[first + c];
-      if (batch_statistics_) {
-        mean_dy[c] = static_cast<float>(sum_dy[c] / rows);
-        mean_dy_x_hat[c] = static_cast<float>(sum_dy_x_hat[c] / rows);
-      }
-    }
-    const kernels::Block d_in(dx->data() + first, rows, width, Eigen::OuterStride<>(channels_));
-    k.batch_norm_input_gradient(g, x_hat, mean_dy, mean_dy_x_hat, scale, d_in);
+  }
+  dx->resize(x.rows(), x.cols());
+  const kernels::Block d_in = channel_view(dx->data(), rows, channels_);
+  for_tiles(tiling, [&](const Tile& t) {
+    k.batch_norm_input_gradient(t.of(d_out), t.of(normalized), &mean_dy_[t.first],
+                                &mean_dy_x_hat_[t.first], &scale_[t.first], t.of(d_in));
   });
 }
 
@@ -133,8 +194,9 @@ LayerCost BatchNorm::cost(int batch, bool input_gradient) const {
   LayerCost c = elementwise_cost(int64_t{batch} * input_shape().size(), 8, true, 2);
   c.backward_flops = (input_gradient ? 8 : 3) * values;
   c.backward_bytes = kFloatBytes * (input_gradient ? 3 : 2) * values;
-  const bool parallel = in_parallel(int64_t{batch} * input_shape().size() / channels_, channels_);
-  c.forward_regions = c.backward_regions = parallel ? 1 : 0;
+  // Two parallel regions a pass: the tiles' sums, then their values.
+  const bool parallel = Tiling(batch * input_shape().size() / channels_, channels_).parallel();
+  c.forward_regions = c.backward_regions = parallel ? 2 : 0;
   return c;
 }
 

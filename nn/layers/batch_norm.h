@@ -6,6 +6,8 @@
 // state buffer (checkpointed, not trained).
 #pragma once
 
+#include <vector>
+
 #include "nn/layer.h"
 
 namespace distlab::nn {
@@ -33,7 +35,14 @@ class BatchNorm : public Layer {
   ParamBlock moving_mean_, moving_variance_;  // (1, C) state
   bool batch_statistics_ = false;  // whether the last forward normalised with batch stats
   Matrix x_hat_;                   // (N*H*W, C) normalised input
+  RowVector mean_;                 // (C) the mean the last forward used
   RowVector inv_std_;              // (C) 1 / sqrt(variance + epsilon)
+  // Scratch of the passes, kept between steps: each tile's two sums per
+  // channel, their totals, and the input gradient's factors per channel.
+  std::vector<double> partial_, total_a_, total_b_;
+  RowVector scale_, mean_dy_, mean_dy_x_hat_;
+
+  void add_up_partials(Eigen::Index chunks);
 };
 
 }  // namespace distlab::nn
