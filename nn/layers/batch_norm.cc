@@ -79,21 +79,28 @@ kernels::Block channel_view(float* data, Eigen::Index rows, Eigen::Index channel
   return {data, rows, channels, Eigen::OuterStride<>(channels)};
 }
 
-}  // namespace
-
-// Per tile, two sums per channel: partial_[(chunk * C + channel) * 2 + k].
-// Their totals per channel, in chunk order, into total_a_ and total_b_.
-void BatchNorm::add_up_partials(Eigen::Index chunks) {
-  total_a_.assign(static_cast<std::size_t>(channels_), 0.0);
-  total_b_.assign(static_cast<std::size_t>(channels_), 0.0);
-  for (Eigen::Index chunk = 0; chunk < chunks; ++chunk) {
-    for (Eigen::Index c = 0; c < channels_; ++c) {
-      const double* p = &partial_[static_cast<std::size_t>((chunk * channels_ + c) * 2)];
-      total_a_[c] += p[0];
-      total_b_[c] += p[1];
+// Two sums per channel over all rows: `tile_sums(tile, out)` writes a
+// tile's (out[2c] and out[2c + 1] for its channel c), into `partial`
+// apart; they are added up per channel in chunk order into `a` and `b`.
+template <typename TileSums>
+void sum_over_tiles(const Tiling& t, std::vector<double>& partial, std::vector<double>& a,
+                    std::vector<double>& b, TileSums&& tile_sums) {
+  const auto at = [&](Eigen::Index chunk, Eigen::Index channel) {
+    return &partial[static_cast<std::size_t>((chunk * t.channels + channel) * 2)];
+  };
+  partial.resize(static_cast<std::size_t>(t.chunks * t.channels * 2));
+  for_tiles(t, [&](const Tile& tile) { tile_sums(tile, at(tile.chunk, tile.first)); });
+  a.assign(static_cast<std::size_t>(t.channels), 0.0);
+  b.assign(static_cast<std::size_t>(t.channels), 0.0);
+  for (Eigen::Index chunk = 0; chunk < t.chunks; ++chunk) {
+    for (Eigen::Index c = 0; c < t.channels; ++c) {
+      a[c] += at(chunk, c)[0];
+      b[c] += at(chunk, c)[1];
     }
   }
 }
+
+}  // namespace
 
 void BatchNorm::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
   const Eigen::Index rows = x.size() / channels_;  // N*H*W values per channel
@@ -112,12 +119,8 @@ void BatchNorm::forward(const Matrix& x, Matrix& y, const ForwardContext& ctx) {
     // Sums of x and x^2 in double: var = E[x^2] - E[x]^2 then loses about
     // log2(mean^2 / var) of double's 53 bits, which leaves more than
     // float's 24 unless |mean| exceeds 2^14 standard deviations.
-    partial_.resize(static_cast<std::size_t>(tiling.chunks * channels_ * 2));
-    for_tiles(tiling, [&](const Tile& t) {
-      k.batch_norm_sums(t.of(in),
-                        &partial_[static_cast<std::size_t>((t.chunk * channels_ + t.first) * 2)]);
-    });
-    add_up_partials(tiling.chunks);
+    sum_over_tiles(tiling, partial_, total_a_, total_b_,
+                   [&](const Tile& t, double* sums) { k.batch_norm_sums(t.of(in), sums); });
     const float m = opt_.momentum;
     for (Eigen::Index c = 0; c < channels_; ++c) {
       const double mean = total_a_[c] / rows;
@@ -153,13 +156,10 @@ void BatchNorm::backward(const Matrix& x, const Matrix& /*y*/, const Matrix& dy,
   const float* gamma = param(gamma_).data();
   const kernels::Kernels& k = kernels::kernels();
 
-  partial_.resize(static_cast<std::size_t>(tiling.chunks * channels_ * 2));
-  for_tiles(tiling, [&](const Tile& t) {
-    k.batch_norm_gradient_sums(
-        t.of(d_out), t.of(normalized),
-        &partial_[static_cast<std::size_t>((t.chunk * channels_ + t.first) * 2)]);
+  // The sums of dy and of dy * x_hat.
+  sum_over_tiles(tiling, partial_, total_a_, total_b_, [&](const Tile& t, double* sums) {
+    k.batch_norm_gradient_sums(t.of(d_out), t.of(normalized), sums);
   });
-  add_up_partials(tiling.chunks);  // sums of dy, of dy * x_hat
   for (Eigen::Index c = 0; c < channels_; ++c) {
     d_beta[c] += static_cast<float>(total_a_[c]);
     d_gamma[c] += static_cast<float>(total_b_[c]);
@@ -194,9 +194,11 @@ LayerCost BatchNorm::cost(int batch, bool input_gradient) const {
   LayerCost c = elementwise_cost(int64_t{batch} * input_shape().size(), 8, true, 2);
   c.backward_flops = (input_gradient ? 8 : 3) * values;
   c.backward_bytes = kFloatBytes * (input_gradient ? 3 : 2) * values;
-  // Two parallel regions a pass: the tiles' sums, then their values.
+  // Parallel regions: the tiles' sums, then the values they give (the
+  // normalised batch; the input gradient, when it is wanted).
   const bool parallel = Tiling(batch * input_shape().size() / channels_, channels_).parallel();
-  c.forward_regions = c.backward_regions = parallel ? 2 : 0;
+  c.forward_regions = parallel ? 2 : 0;
+  c.backward_regions = parallel ? (input_gradient ? 2 : 1) : 0;
   return c;
 }
 

@@ -41,8 +41,6 @@ class BatchNorm : public Layer {
   // channel, their totals, and the input gradient's factors per channel.
   std::vector<double> partial_, total_a_, total_b_;
   RowVector scale_, mean_dy_, mean_dy_x_hat_;
-
-  void add_up_partials(Eigen::Index chunks);
 };
 
 }  // namespace distlab::nn
