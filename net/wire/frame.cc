@@ -88,7 +88,7 @@ uint16_t allowed_flags(FrameType type) {
     case FrameType::kWelcome:
       return kFlagAuthenticated;
     case FrameType::kMessage:
-      return kFlagNoValues;
+      return kFlagNoValues | kFlagInSenderMemory;
     default:
       return 0;
   }
@@ -171,6 +171,21 @@ void check(const FrameHeader& header, uint64_t max_payload) {
         fail(FrameProblem::kBadLength, "message of " + std::to_string(header.length) +
                                            " bytes, not a whole number of floats (4 bytes each)");
       }
+      if ((header.flags & kFlagInSenderMemory) != 0 &&
+          ((header.flags & kFlagNoValues) != 0 || header.length == 0)) {
+        fail(FrameProblem::kBadFlags, "message in the sender's memory (flag " +
+                                          hex(kFlagInSenderMemory) +
+                                          ") without values: there is nothing to read");
+      }
+      break;
+    case FrameType::kOffer:
+      check_length_exactly(header, kOfferBytes);
+      break;
+    case FrameType::kAnswer:
+      check_length_exactly(header, kAnswerBytes);
+      break;
+    case FrameType::kReleased:
+      check_length_exactly(header, kReleasedBytes);
       break;
     case FrameType::kGoodbye:
       if (header.length > kMaxGoodbyeBytes) {
@@ -198,6 +213,12 @@ const char* frame_type_name(FrameType type) {
       return "message";
     case FrameType::kGoodbye:
       return "goodbye";
+    case FrameType::kOffer:
+      return "offer";
+    case FrameType::kAnswer:
+      return "answer";
+    case FrameType::kReleased:
+      return "released";
   }
   return "?";
 }
@@ -292,6 +313,87 @@ std::string goodbye_reason(std::span<const std::byte> payload) {
   return text;
 }
 
+namespace {
+
+Frame control_frame(FrameType type, uint32_t sender, std::size_t bytes) {
+  Frame frame;
+  frame.header.type = type;
+  frame.header.sender = sender;
+  frame.header.length = bytes;
+  frame.payload.resize(bytes);
+  return frame;
+}
+
+void check_payload(FrameType type, std::span<const std::byte> payload, std::size_t bytes) {
+  if (payload.size() != bytes) {
+    fail(FrameProblem::kBadLength, type_label(type) + " body of " + std::to_string(payload.size()) +
+                                       " bytes (it has " + std::to_string(bytes) + ")");
+  }
+}
+
+}  // namespace
+
+Frame offer_frame(uint32_t sender, const Offer& offer) {
+  Frame frame = control_frame(FrameType::kOffer, sender, kOfferBytes);
+  put(frame.payload, 0, offer.pid);
+  put(frame.payload, 4, offer.address);
+  std::copy(offer.probe.begin(), offer.probe.end(), frame.payload.begin() + 12);
+  return frame;
+}
+
+Offer read_offer(std::span<const std::byte> payload) {
+  check_payload(FrameType::kOffer, payload, kOfferBytes);
+  Offer offer;
+  offer.pid = get<uint32_t>(payload, 0);
+  offer.address = get<uint64_t>(payload, 4);
+  std::copy(payload.begin() + 12, payload.end(), offer.probe.begin());
+  return offer;
+}
+
+Frame answer_frame(uint32_t sender, bool reads_in_place) {
+  Frame frame = control_frame(FrameType::kAnswer, sender, kAnswerBytes);
+  frame.payload[0] = std::byte{reads_in_place ? uint8_t{1} : uint8_t{0}};
+  return frame;
+}
+
+bool read_answer(std::span<const std::byte> payload) {
+  check_payload(FrameType::kAnswer, payload, kAnswerBytes);
+  const auto answer = static_cast<uint8_t>(payload[0]);
+  if (answer > 1) {
+    fail(FrameProblem::kBadLength,
+         "answer frame saying " + std::to_string(answer) + " (it says 0 or 1)");
+  }
+  return answer == 1;
+}
+
+Frame released_frame(uint32_t sender, const Released& released) {
+  Frame frame = control_frame(FrameType::kReleased, sender, kReleasedBytes);
+  put(frame.payload, 0, static_cast<uint16_t>(released.tag));
+  put(frame.payload, 2, released.sequence);
+  return frame;
+}
+
+Released read_released(std::span<const std::byte> payload) {
+  check_payload(FrameType::kReleased, payload, kReleasedBytes);
+  const Released released{.tag = static_cast<strategy::Tag>(get<uint16_t>(payload, 0)),
+                          .sequence = get<uint64_t>(payload, 2)};
+  if (!valid_tag(released.tag)) {
+    fail(FrameProblem::kUnknownTag, "released frame naming unknown tag " +
+                                        std::to_string(static_cast<uint16_t>(released.tag)));
+  }
+  return released;
+}
+
+std::array<std::byte, kAddressBytes> encode_address(uint64_t address) {
+  std::array<std::byte, kAddressBytes> out{};
+  put(out, 0, address);
+  return out;
+}
+
+uint64_t decode_address(std::span<const std::byte, kAddressBytes> bytes) {
+  return get<uint64_t>(bytes, 0);
+}
+
 MessageFrame frame_message(const strategy::Message& message, uint32_t sender,
                            uint64_t max_payload) {
   return frame_message(message, message.values, sender, max_payload);
@@ -343,6 +445,10 @@ strategy::Message message_of_header(const FrameHeader& header, uint64_t max_payl
     fail(FrameProblem::kPayloadMismatch, type_label(header.type) + " taken for a message frame");
   }
   check(header, max_payload);
+  if ((header.flags & kFlagInSenderMemory) != 0) {
+    fail(FrameProblem::kPayloadMismatch,
+         "a message whose payload is in the sender's memory taken for one on the stream");
+  }
   strategy::Message message;
   message.tag = header.tag;
   message.op = header.op;

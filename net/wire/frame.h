@@ -41,11 +41,32 @@
 //              report's text travels packed in floats (text_message), and
 //              half-precision gradients two to a float
 //              (strategy/gradient_wire.h): the words are copied, never
-//              computed with, so every bit arrives as it left.
+//              computed with, so every bit arrives as it left. With
+//              kFlagInSenderMemory the payload does not follow: 8 bytes do,
+//              the address (u64) of its `length` bytes in the sender's
+//              memory, for the receiver to read there (see below).
 //   goodbye    at most kMaxGoodbyeBytes of text: why the sender closes
 //              (empty at the normal end of a run)
+//   offer      28 bytes: the sender's process id (u32), then the address
+//              (u64) of 16 bytes of its memory and those bytes: the
+//              receiver may read the sender's payloads in place if it can
+//              read these (it is another process of the same host)
+//   answer     1 byte: 1 if the receiver of an offer reads the sender's
+//              payloads in place from now on, 0 if it does not
+//   released   10 bytes: the tag (u16) and sequence (u64) of a message
+//              read in place; the sender may free or change its payload
 //
 // net/handshake.h says in which order the first frames come.
+//
+// Payloads read in place (same_host_reads in net/runtime): two tasks of one
+// host need not copy a large payload through the kernel twice, as loopback
+// TCP does. After the handshake each may offer the other its memory; once a
+// task has accepted (answered 1), its peer sends large payloads as addresses, the task
+// copies each straight from the peer's memory (Linux's process_vm_readv,
+// one copy) and answers with a released frame, until which the peer leaves
+// the payload alone. A receiver that cannot read the offered bytes (another
+// host, another PID namespace, no ptrace permission) answers 0, and
+// payloads keep coming over TCP.
 #pragma once
 
 #include <array>
@@ -66,8 +87,9 @@ inline constexpr std::array<std::byte, 4> kMagic = {std::byte{'D'}, std::byte{'L
                                                     std::byte{'B'}};
 // 2: incarnations at offset 20; 3: task reports (strategy::Tag::kTaskReport);
 // 4: learning rates (strategy::Tag::kLearningRate, PsRequest::kLearningRate);
-// 5: the connector's incarnation in the hello (and its MAC)
-inline constexpr uint16_t kProtocolVersion = 5;
+// 5: the connector's incarnation in the hello (and its MAC);
+// 6: payloads read in place (offer, answer, released; kFlagInSenderMemory)
+inline constexpr uint16_t kProtocolVersion = 6;
 inline constexpr std::size_t kHeaderBytes = 56;
 // The largest message payload a receiver accepts unless told otherwise: 1 GiB
 // (268,435,456 floats). A longer frame is refused before anything is
@@ -79,6 +101,11 @@ inline constexpr std::size_t kHelloBytes = 20;
 inline constexpr std::size_t kChallengeBytes = 32;
 inline constexpr std::size_t kResponseBytes = 64;
 inline constexpr std::size_t kAuthenticatedWelcomeBytes = 32;
+inline constexpr std::size_t kOfferBytes = 28;
+inline constexpr std::size_t kAnswerBytes = 1;
+inline constexpr std::size_t kReleasedBytes = 10;
+// What follows the header of a message read in place: its address.
+inline constexpr std::size_t kAddressBytes = 8;
 
 enum class FrameType : uint16_t {
   kHello = 1,      // connector -> acceptor: who I am, whom I mean to reach
@@ -87,7 +114,10 @@ enum class FrameType : uint16_t {
   kWelcome = 4,    // acceptor -> connector: accepted (and its own answer)
   kMessage = 5,    // a strategy::Message
   kGoodbye = 6,    // the sender closes the connection, saying why
-  kLast = kGoodbye,
+  kOffer = 7,      // the receiver may read the sender's payloads in place
+  kAnswer = 8,     // whether the receiver of an offer will
+  kReleased = 9,   // a payload read in place is the sender's again
+  kLast = kReleased,
 };
 // "hello", "challenge", ...; "?" for a value outside the enumeration.
 const char* frame_type_name(FrameType type);
@@ -98,6 +128,9 @@ enum FrameFlag : uint16_t {
   // message: the payload is filler of the message's size, not its values
   // (a timing-fidelity message). The receiver discards it.
   kFlagNoValues = 1 << 1,
+  // message: the payload is in the sender's memory, at the address that
+  // follows the header; the receiver reads it there, then releases it.
+  kFlagInSenderMemory = 1 << 2,
 };
 
 struct FrameHeader {
@@ -166,6 +199,36 @@ Frame goodbye_frame(uint32_t sender, std::string_view reason);
 // A goodbye's text for a log line: bytes outside printable ASCII become '?'.
 std::string goodbye_reason(std::span<const std::byte> payload);
 
+// The offer frame's body: this process, and 16 bytes of its memory that a
+// reader must find there to accept.
+struct Offer {
+  uint32_t pid = 0;
+  uint64_t address = 0;
+  std::array<std::byte, 16> probe{};
+};
+Frame offer_frame(uint32_t sender, const Offer& offer);
+// Throws FrameError (kBadLength) for a payload of another size.
+Offer read_offer(std::span<const std::byte> payload);
+// The answer to an offer: whether the sender reads in place from now on.
+Frame answer_frame(uint32_t sender, bool reads_in_place);
+// Throws FrameError (kBadLength) for a payload of another size or a byte
+// other than 0 or 1.
+bool read_answer(std::span<const std::byte> payload);
+
+// The message a released frame names.
+struct Released {
+  strategy::Tag tag = strategy::Tag{0};
+  uint64_t sequence = 0;
+  friend bool operator==(const Released&, const Released&) = default;
+};
+Frame released_frame(uint32_t sender, const Released& released);
+// Throws FrameError (kBadLength, kUnknownTag).
+Released read_released(std::span<const std::byte> payload);
+
+// The 8 bytes after a kFlagInSenderMemory message's header, and back.
+std::array<std::byte, kAddressBytes> encode_address(uint64_t address);
+uint64_t decode_address(std::span<const std::byte, kAddressBytes> bytes);
+
 // A message ready to write: its header, and its floats' bytes as a view of
 // message.values (no copy), valid as long as the message is alive and
 // unchanged. With kFlagNoValues, `payload` is empty and the transport writes
@@ -186,7 +249,10 @@ MessageFrame frame_message(const strategy::Message& message, std::span<const flo
 
 // The message a decoded message header announces, with its values sized
 // (header.length / 4 floats) but not yet read: the transport reads the
-// payload straight into payload_target(message), without another copy.
+// payload straight into payload_target(message), without another copy. A
+// header with kFlagInSenderMemory is refused (kPayloadMismatch) by these
+// and by message_from_frame: its payload is not on the stream, and the
+// transport clears the flag once it knows where to read it.
 // `from` is left for the caller (see message_from_frame). Throws FrameError
 // for a header that is not a valid message's, so that nothing is allocated
 // beyond `max_payload`.

@@ -67,6 +67,14 @@ std::vector<FrameHeader> valid_headers() {
         h.flags = kFlagNoValues;
         return h;
       }(),
+      [] {
+        FrameHeader h = message_header(Tag::kRing, 4096);
+        h.flags = kFlagInSenderMemory;
+        return h;
+      }(),
+      control(FrameType::kOffer, 0, kOfferBytes),
+      control(FrameType::kAnswer, 0, kAnswerBytes),
+      control(FrameType::kReleased, 0, kReleasedBytes),
   };
 }
 
@@ -287,7 +295,7 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     require_refused(http, FrameProblem::kBadMagic, "not a distlab peer");
   }
   SECTION("unsupported protocol version") {
-    for (const uint16_t version : {uint16_t{0}, uint16_t{4}, uint16_t{6}, uint16_t{0xffff}}) {
+    for (const uint16_t version : {uint16_t{0}, uint16_t{5}, uint16_t{7}, uint16_t{0xffff}}) {
       Header bytes = good;
       set_u16(bytes, 4, version);
       require_refused(bytes, FrameProblem::kUnsupportedVersion,
@@ -295,7 +303,7 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
     }
   }
   SECTION("unknown frame type") {
-    for (const uint16_t type : {uint16_t{0}, uint16_t{7}, uint16_t{0xffff}}) {
+    for (const uint16_t type : {uint16_t{0}, uint16_t{10}, uint16_t{0xffff}}) {
       Header bytes = good;
       set_u16(bytes, 6, type);
       require_refused(bytes, FrameProblem::kUnknownType,
@@ -314,10 +322,10 @@ TEST_CASE("each rule of the header refuses what breaks it, with a precise reason
   }
   SECTION("flags the type does not define") {
     Header bytes = good;
-    set_u16(bytes, 10, 0x0004);
-    require_refused(bytes, FrameProblem::kBadFlags, "flags 0x4");
+    set_u16(bytes, 10, 0x0008);
+    require_refused(bytes, FrameProblem::kBadFlags, "flags 0x8");
     set_u16(bytes, 10, kFlagAuthenticated);  // a hello's flag on a message
-    require_refused(bytes, FrameProblem::kBadFlags, "allowed: 0x2");
+    require_refused(bytes, FrameProblem::kBadFlags, "allowed: 0x6");
     Header hello = encode_header(control(FrameType::kHello, 0, kHelloBytes));
     set_u16(hello, 10, kFlagNoValues);
     require_refused(hello, FrameProblem::kBadFlags, "hello frame with flags 0x2");
@@ -548,6 +556,60 @@ TEST_CASE("goodbye reasons are bounded and printable") {
   CHECK(goodbye_reason(nasty) == "ok" + std::string(3, '?') + "!");
 }
 
+TEST_CASE("the frames of payloads read in place carry what they say, and nothing else") {
+  Offer offer{.pid = 31337, .address = 0x7ffd'dead'beef};
+  for (std::size_t i = 0; i < offer.probe.size(); ++i) offer.probe[i] = std::byte(200 - i);
+  const Frame offered = offer_frame(4, offer);
+  CHECK(decode_header(encode_frame(offered)).type == FrameType::kOffer);
+  CHECK(offered.header.sender == 4);
+  const Offer back = read_offer(offered.payload);
+  CHECK(back.pid == offer.pid);
+  CHECK(back.address == offer.address);
+  CHECK(back.probe == offer.probe);
+  CHECK_THROWS_AS(read_offer(std::span(offered.payload).first(27)), FrameError);
+
+  for (const bool reads : {true, false}) {
+    const Frame answer = answer_frame(2, reads);
+    CHECK(decode_header(encode_frame(answer)).type == FrameType::kAnswer);
+    CHECK(read_answer(answer.payload) == reads);
+  }
+  CHECK_THROWS_WITH(read_answer(std::vector<std::byte>{std::byte{2}}), Catch::Contains("saying 2"));
+  CHECK_THROWS_AS(read_answer({}), FrameError);
+
+  const Released released{.tag = Tag::kParameters, .sequence = ~uint64_t{0} - 1};
+  const Frame frame = released_frame(3, released);
+  CHECK(read_released(frame.payload) == released);
+  std::vector<std::byte> unknown = frame.payload;
+  unknown[0] = std::byte{0};
+  unknown[1] = std::byte{0x80};
+  CHECK_THROWS_WITH(read_released(unknown), Catch::Contains("unknown tag 32768"));
+  CHECK_THROWS_AS(read_released(std::span(frame.payload).first(9)), FrameError);
+
+  CHECK(decode_address(encode_address(0x0123'4567'89ab'cdef)) == 0x0123'4567'89ab'cdef);
+  CHECK(encode_address(1)[0] == std::byte{1});  // little-endian, as the header
+}
+
+TEST_CASE(
+    "a message in the sender's memory has values, and no reader takes it for one on the "
+    "stream") {
+  FrameHeader lent = message_header(Tag::kRing, 4096);
+  lent.flags = kFlagInSenderMemory;
+  CHECK(decode_header(encode_header(lent)) == lent);
+  CHECK_THROWS_WITH(begin_message(lent), Catch::Contains("in the sender's memory"));
+  CHECK_THROWS_WITH(begin_delivered_message(lent), Catch::Contains("in the sender's memory"));
+  CHECK_THROWS_AS(message_from_frame(lent, std::vector<std::byte>(4096)), FrameError);
+
+  FrameHeader empty = message_header(Tag::kRing, 0);
+  empty.flags = kFlagInSenderMemory;
+  CHECK_THROWS_WITH(encode_header(empty), Catch::Contains("nothing to read"));
+  FrameHeader both = lent;
+  both.flags = kFlagInSenderMemory | kFlagNoValues;
+  CHECK_THROWS_WITH(encode_header(both), Catch::Contains("nothing to read"));
+  FrameHeader huge = lent;
+  huge.length = kMaxPayloadBytes + 4;
+  CHECK_THROWS_WITH(encode_header(huge), Catch::Contains("above the maximum"));
+}
+
 TEST_CASE("the shipped fuzz seeds are valid frames of the current format") {
   const std::filesystem::path dir =
       std::filesystem::path(DISTLAB_SOURCE_DIR) / "net/wire/fuzz/corpus/frame_fuzz";
@@ -558,6 +620,10 @@ TEST_CASE("the shipped fuzz seeds are valid frames of the current format") {
     INFO(entry.path().string());
     const std::vector<std::byte> bytes = read_file(entry.path());
     const FrameHeader header = decode_header(bytes);
+    if ((header.flags & kFlagInSenderMemory) != 0) {
+      CHECK(bytes.size() == kHeaderBytes + kAddressBytes);
+      continue;
+    }
     CHECK(bytes.size() == kHeaderBytes + header.length);
     if (header.type == FrameType::kMessage) {
       CHECK_NOTHROW(message_from_frame(header, std::span(bytes).subspan(kHeaderBytes)));

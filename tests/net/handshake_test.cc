@@ -98,15 +98,15 @@ TEST_CASE("nonces are 32 random bytes, different every time") {
 TEST_CASE("the MAC is HMAC-SHA256 over the documented input") {
   // Computed independently with Python's hmac module:
   // hmac.new(secret, b"distlab realnet handshake" + b"C" + bytes(range(32))
-  //          + struct.pack("<IIIH", 2, 0, 1, 5), hashlib.sha256)
+  //          + struct.pack("<IIIH", 2, 0, 1, 6), hashlib.sha256)
   // (connector 2, acceptor 0, the connector's incarnation 1, then the
-  // protocol version, 5)
+  // protocol version, 6)
   const auto secret = secret_bytes(kSecret);
   const HandshakeParties parties{.connector = 2, .acceptor = 0, .connector_incarnation = 1};
   CHECK(hex(handshake_mac(secret, Prover::kConnector, counting_nonce(), parties)) ==
-        "4c9868c4a6392b95b21ad539b8a19197ca3f630715f095e30ddad310fdb5eeca");
+        "039736a3f6fddc84d0aca734130e354fe3476e16dd66600577bdfd91fe48747a");
   CHECK(hex(handshake_mac(secret, Prover::kAcceptor, counting_nonce(), parties)) ==
-        "5872822af5b81bce7a445e7721dc3d4181d45e91c2bad709843b82b2f5fdc929");
+        "6e2c1c754756af9491368b50c902713d5fbb9fefe4d795d90115a58dad9cf169");
   CHECK_THROWS_AS(handshake_mac({}, Prover::kConnector, counting_nonce(), parties), distlab::Error);
 }
 

@@ -2,7 +2,8 @@
 // refused with a FrameError; a header that decodes must encode back to the
 // same 56 bytes; a message frame, with the rest of the input as its payload,
 // must become a Message or be refused with a FrameError, and a Message that
-// comes out must frame back to the same header and payload. Anything else
+// comes out must frame back to the same header and payload; an offer's, an
+// answer's or a released frame's body must read back to the same bytes or be refused. Anything else
 // (another exception, a sanitizer report, a trap) is a finding.
 #include <algorithm>
 #include <cstddef>
@@ -32,6 +33,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (header.type == FrameType::kGoodbye) {
     const std::string reason = goodbye_reason(payload);
     if (reason.size() != payload.size()) __builtin_trap();
+    return 0;
+  }
+  const auto same = [&](const Frame& frame) {
+    return std::equal(frame.payload.begin(), frame.payload.end(), payload.begin(), payload.end());
+  };
+  try {
+    if (header.type == FrameType::kOffer && !same(offer_frame(0, read_offer(payload)))) {
+      __builtin_trap();
+    }
+    if (header.type == FrameType::kAnswer && !same(answer_frame(0, read_answer(payload)))) {
+      __builtin_trap();
+    }
+    if (header.type == FrameType::kReleased && !same(released_frame(0, read_released(payload)))) {
+      __builtin_trap();
+    }
+  } catch (const FrameError&) {
     return 0;
   }
   if (header.type != FrameType::kMessage) return 0;

@@ -103,6 +103,25 @@ int main(int argc, char** argv) {
   const strategy::Message learning_rate =
       strategy::make_message(strategy::Tag::kLearningRate, 39, 1, &rate);
   write(frames / "message_learning_rate.bin", message_bytes(learning_rate, 1));
+  Offer offer{.pid = 4242, .address = 0x7ffd'1234'5678};
+  for (std::size_t i = 0; i < offer.probe.size(); ++i) offer.probe[i] = std::byte(i * 13);
+  write(frames / "offer.bin", encode_frame(offer_frame(1, offer)));
+  write(frames / "answer.bin", encode_frame(answer_frame(2, true)));
+  write(frames / "released.bin",
+        encode_frame(released_frame(1, {.tag = strategy::Tag::kRing, .sequence = 12})));
+  {
+    // A ring segment read in place: its header, then its address.
+    strategy::Message lent = ring;
+    lent.values.assign(4096, 0.5f);
+    lent.bytes = 4096 * sizeof(float);
+    FrameHeader header = frame_message(lent, 1).header;
+    header.flags = kFlagInSenderMemory;
+    const auto head = encode_header(header);
+    std::vector<std::byte> bytes(head.begin(), head.end());
+    const auto address = encode_address(0x7ffd'0000'1000);
+    bytes.insert(bytes.end(), address.begin(), address.end());
+    write(frames / "message_in_sender_memory.bin", bytes);
+  }
 
   // handshake_fuzz: verify with a right MAC, and frames for both sides.
   const auto handshakes = dir / "handshake_fuzz";
