@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +28,11 @@ constexpr uint64_t kMaxHandshakePayload = 4096;
 // How much of a large payload must have arrived before the io thread is
 // woken to read it (see read_payload).
 constexpr std::size_t kWakeBytes = std::size_t{1} << 20;
+
+// Payloads from this size up go in place to a peer that reads them so
+// (peer_memory.h); smaller ones cost less as bytes on the stream than a
+// system call and a released frame.
+constexpr std::size_t kInPlaceBytes = std::size_t{64} << 10;
 
 // Keepalive probes after a second of silence, one a second, four unanswered
 // ones end the connection; data unacknowledged for `timeout` ends it too.
@@ -81,6 +87,11 @@ void TcpRuntime::Connection::send_message(Message message,
   Outgoing out = outgoing(std::move(message), borrowed);
   std::unique_lock lock(write_mutex_);
   if (closed_) return;  // the connection's failure is reported by the io thread
+  if (out.in_place) {
+    // Kept before a byte is written: the peer may release it at once.
+    const LentKey key{out.message->tag, out.message->sequence};
+    lent_.emplace(key, Lent{std::move(out.message), std::move(out.loan)});
+  }
   if (writing_) {
     queue_.push_back(std::move(out));
     return;
@@ -111,17 +122,19 @@ void TcpRuntime::Connection::send_message(Message message,
 // destroyed after `lock` lets go): giving one back takes another lock.
 void TcpRuntime::Connection::close() {
   std::deque<Outgoing> dropped;
+  std::map<LentKey, Lent> unreleased;
   std::lock_guard lock(write_mutex_);
   closed_ = true;
   boost::system::error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   dropped.swap(queue_);
+  unreleased.swap(lent_);
 }
 
 bool TcpRuntime::Connection::idle() {
   std::lock_guard lock(write_mutex_);
-  return queue_.empty() || closed_;
+  return (queue_.empty() && lent_.empty()) || closed_;
 }
 
 std::string TcpRuntime::Connection::peer_name() const {
@@ -143,6 +156,19 @@ TcpRuntime::Connection::Outgoing TcpRuntime::Connection::outgoing(
   const auto header = encode_header(frame.header);
   out.bytes.assign(header.begin(), header.end());
   out.payload = frame.payload;
+  if (peer_reads_in_place_.load(std::memory_order_acquire) &&
+      frame.payload.size() >= kInPlaceBytes) {
+    // The header, then where the peer finds the payload.
+    FrameHeader header = frame.header;
+    header.flags |= kFlagInSenderMemory;
+    const auto head = encode_header(header);
+    const auto address = encode_address(reinterpret_cast<uintptr_t>(frame.payload.data()));
+    out.bytes.assign(head.begin(), head.end());
+    out.bytes.insert(out.bytes.end(), address.begin(), address.end());
+    out.payload = {};
+    out.in_place = true;
+    return out;
+  }
   if (out.payload.size() < frame.header.length) {
     // A message without values (timing fidelity) still has its size.
     out.filler.resize(frame.header.length);
@@ -247,6 +273,12 @@ void TcpRuntime::Connection::on_header() {
       return fail("a message claiming to come from task " + std::to_string(header.sender));
     }
     const bool no_values = (header.flags & kFlagNoValues) != 0;
+    const bool in_place = (header.flags & kFlagInSenderMemory) != 0;
+    if (in_place && !peer_memory_) {
+      return fail("a payload to read in its memory, which this task did not accept to read");
+    }
+    // From here on the message is the one whose payload follows.
+    header.flags &= static_cast<uint16_t>(~kFlagInSenderMemory);
     // A posted receive waiting for this message takes its payload.
     const std::optional<strategy::FloatRange> into =
         no_values
@@ -266,10 +298,15 @@ void TcpRuntime::Connection::on_header() {
     message_.available_at = arrived;
     if (into) {
       claimed_ = PostedReceives::Key{*peer_, header.tag, header.sequence};
-      return read_payload(asio::buffer(into->data(), header.length), [](Connection& c) {
+      const auto delivered = [](Connection& c) {
         c.runtime_.posted_.release(*std::exchange(c.claimed_, std::nullopt));
         c.runtime_.on_message(std::move(c.message_));
-      });
+      };
+      if (in_place) {
+        return read_in_place(std::as_writable_bytes(std::span(into->data(), into->size())),
+                             delivered);
+      }
+      return read_payload(asio::buffer(into->data(), header.length), delivered);
     }
     if (no_values) {
       // Timing fidelity's filler: read and drop it.
@@ -277,8 +314,9 @@ void TcpRuntime::Connection::on_header() {
       return read_payload(asio::buffer(payload_),
                           [](Connection& c) { c.runtime_.on_message(std::move(c.message_)); });
     }
-    return read_payload(asio::buffer(payload_target(message_).data(), header.length),
-                        [](Connection& c) { c.runtime_.on_message(std::move(c.message_)); });
+    const auto received = [](Connection& c) { c.runtime_.on_message(std::move(c.message_)); };
+    if (in_place) return read_in_place(payload_target(message_), received);
+    return read_payload(asio::buffer(payload_target(message_).data(), header.length), received);
   }
   current_ = header;
   payload_.resize(header.length);
@@ -311,6 +349,26 @@ void TcpRuntime::Connection::read_payload(asio::mutable_buffer target, Done done
   });
 }
 
+template <typename Done>
+void TcpRuntime::Connection::read_in_place(std::span<std::byte> target, Done done) {
+  set_wake_bytes(1);
+  asio::async_read(socket_, asio::buffer(address_bytes_),
+                   [self = shared_from_this(), target, done](auto error, std::size_t) {
+                     if (error) return self->on_read_error(error);
+                     try {
+                       self->peer_memory_->read(decode_address(self->address_bytes_), target);
+                     } catch (const Error& e) {
+                       return self->fail(e.what());
+                     }
+                     self->write_frame(released_frame(
+                         static_cast<uint32_t>(self->runtime_.self_ordinal_),
+                         {.tag = self->message_.tag, .sequence = self->message_.sequence}));
+                     self->runtime_.read_in_place_.fetch_add(1, std::memory_order_relaxed);
+                     done(*self);
+                     self->read_header();
+                   });
+}
+
 void TcpRuntime::Connection::set_wake_bytes(std::size_t bytes) {
   if (bytes == wake_bytes_) return;
   wake_bytes_ = bytes;
@@ -340,17 +398,93 @@ void TcpRuntime::Connection::on_control_frame() {
         peer_incarnation_ = acceptor->peer_incarnation();
       }
     } else {
-      return fail(std::string("an unexpected ") + frame_type_name(current_.type) + " frame");
+      return on_frame_between_messages();
     }
     if (reply) write_frame(*reply);
     if (done) {
       handshake_ = std::monostate{};
+      // Offered first, so that connect() never finds the connection
+      // without its offer and returns before the answer.
+      offer_memory();
       runtime_.on_connected(shared_from_this());
     }
   } catch (const HandshakeError& e) {
     write_frame(goodbye_frame(static_cast<uint32_t>(runtime_.self_ordinal_), e.what()));
     fail(e.what());
   }
+}
+
+void TcpRuntime::Connection::on_frame_between_messages() {
+  const auto self = static_cast<uint32_t>(runtime_.self_ordinal_);
+  try {
+    switch (current_.type) {
+      case FrameType::kOffer: {
+        const Offer offer = read_offer(payload_);
+        PeerMemory memory(static_cast<pid_t>(offer.pid));
+        const bool reads =
+            runtime_.options_.same_host_reads && memory.holds(offer.address, offer.probe);
+        if (reads) {
+          peer_memory_ = memory;
+        } else if (runtime_.options_.same_host_reads) {
+          runtime_.log_event("cannot read the memory of " + peer_name() + " (process " +
+                             std::to_string(offer.pid) + "): its payloads come over TCP");
+        }
+        write_frame(answer_frame(self, reads));
+        return;
+      }
+      case FrameType::kAnswer: {
+        if (!offer_open_.load()) return fail("an answer to an offer this task did not make");
+        peer_reads_in_place_.store(read_answer(payload_), std::memory_order_release);
+        settle_offer();
+        return;
+      }
+      case FrameType::kReleased:
+        return on_released(read_released(payload_));
+      default:
+        return fail(std::string("an unexpected ") + frame_type_name(current_.type) + " frame");
+    }
+  } catch (const FrameError& e) {
+    fail(e.what());
+  }
+}
+
+// Only between tasks on one host: the peer's address is loopback's.
+void TcpRuntime::Connection::offer_memory() {
+  if (!runtime_.options_.same_host_reads) return;
+  boost::system::error_code error;
+  const tcp::endpoint remote = socket_.remote_endpoint(error);
+  if (error || !remote.address().is_loopback()) return;
+  const Nonce nonce = make_nonce();
+  std::copy_n(nonce.begin(), probe_.size(), probe_.begin());
+  offer_open_.store(true);
+  write_frame(offer_frame(static_cast<uint32_t>(runtime_.self_ordinal_),
+                          {.pid = static_cast<uint32_t>(::getpid()),
+                           .address = reinterpret_cast<uintptr_t>(probe_.data()),
+                           .probe = probe_}));
+}
+
+void TcpRuntime::Connection::settle_offer() {
+  if (!offer_open_.exchange(false)) return;
+  { std::lock_guard lock(runtime_.mutex_); }
+  runtime_.changed_.notify_all();
+}
+
+// The payload is this task's again: a message's buffer serves the next
+// payload read, a borrowed send's floats go back to the caller.
+void TcpRuntime::Connection::on_released(const Released& released) {
+  Lent lent;
+  {
+    std::lock_guard lock(write_mutex_);
+    const auto it = lent_.find({released.tag, released.sequence});
+    if (it == lent_.end()) {
+      if (closed_) return;
+      return fail(std::string("a release of ") + strategy::tag_name(released.tag) + " message " +
+                  std::to_string(released.sequence) + ", which it was not lent");
+    }
+    lent = std::move(it->second);
+    lent_.erase(it);
+  }
+  if (lent.message) runtime_.spare_buffers_.give(std::move(lent.message->values));
 }
 
 void TcpRuntime::Connection::on_read_error(const boost::system::error_code& error) {
@@ -362,6 +496,7 @@ void TcpRuntime::Connection::on_read_error(const boost::system::error_code& erro
 void TcpRuntime::Connection::fail(const std::string& what) {
   // A read into a posted receive's floats is over: its task may go on.
   if (claimed_) runtime_.posted_.release(*std::exchange(claimed_, std::nullopt));
+  settle_offer();  // no answer will come
   if (failed_) return;
   failed_ = true;
   {

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "net/runtime/asio.h"
+#include "net/runtime/peer_memory.h"
 #include "net/runtime/send_loans.h"
 #include "net/runtime/tcp_runtime.h"
 #include "net/wire/frame.h"
@@ -61,9 +64,12 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   // An accepted connection's peer incarnation, as its hello said (0 for a
   // dialled one: the acceptor does not say).
   uint32_t peer_incarnation() const { return peer_incarnation_; }
-  // Nothing left to write (a closed connection never writes again).
+  // Nothing left to write, and no payload lent to the peer (a closed
+  // connection never writes again).
   bool idle();
   std::string peer_name() const;
+  // This task offered the peer its memory and awaits the answer.
+  bool awaiting_answer() const { return offer_open_.load(); }
 
  private:
   struct Outgoing {
@@ -73,6 +79,7 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
     std::vector<std::byte> filler;
     std::size_t written = 0;  // of bytes, then payload
     SendLoan loan;            // a borrowed send's claim on the caller's floats
+    bool in_place = false;    // the peer reads the payload in place: bytes end with its address
 
     std::size_t size() const { return bytes.size() + payload.size(); }
     // What is left to write, as at most two buffers.
@@ -83,6 +90,14 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
       return {payload.subspan(written - bytes.size()), std::span<const std::byte>()};
     }
   };
+
+  // A payload the peer reads in place, kept (and the caller's floats on
+  // loan) until the peer releases it.
+  struct Lent {
+    std::unique_ptr<strategy::Message> message;
+    SendLoan loan;
+  };
+  using LentKey = std::pair<strategy::Tag, uint64_t>;  // tag, sequence
 
   Outgoing outgoing(strategy::Message message, std::optional<strategy::FloatRange> borrowed) const;
   bool write_without_blocking(Outgoing& out, std::string& error);
@@ -95,6 +110,18 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   void read_payload(boost::asio::mutable_buffer target, Done done);
   void set_wake_bytes(std::size_t bytes);
   void on_control_frame();
+  // The frames after the handshake that are not messages: payloads read
+  // in place (frame.h's offer, accept, released).
+  void on_frame_between_messages();
+  void offer_memory();
+  // The offer is answered, or never will be: connect() may return.
+  void settle_offer();
+  void on_released(const Released& released);
+  // Reads the address that follows a kFlagInSenderMemory header, then the
+  // payload from there into `target`; releases it, hands it to `done` and
+  // goes on with the next header.
+  template <typename Done>
+  void read_in_place(std::span<std::byte> target, Done done);
   void on_read_error(const boost::system::error_code& error);
   void fail(const std::string& what);
 
@@ -114,10 +141,21 @@ class TcpRuntime::Connection : public std::enable_shared_from_this<Connection> {
   bool goodbye_received_ = false;
   std::size_t wake_bytes_ = 1;  // the socket's receive low watermark
 
+  // Payloads read in place (peer_memory.h): the bytes this task offers the
+  // peer to find in its memory; what it reads of the peer's once it has
+  // accepted the peer's offer (io thread); whether the peer accepted this
+  // task's (the task's thread reads it as it sends).
+  std::array<std::byte, 16> probe_{};
+  std::atomic<bool> offer_open_{false};  // offered, not yet answered
+  std::optional<PeerMemory> peer_memory_;
+  std::array<std::byte, kAddressBytes> address_bytes_{};
+  std::atomic<bool> peer_reads_in_place_{false};
+
   std::mutex write_mutex_;
-  std::deque<Outgoing> queue_;  // what the io thread writes, in order
-  bool writing_ = false;        // the io thread is writing: the task queues
-  bool closed_ = false;         // failed or closed: nothing more is written
+  std::deque<Outgoing> queue_;    // what the io thread writes, in order
+  bool writing_ = false;          // the io thread is writing: the task queues
+  bool closed_ = false;           // failed or closed: nothing more is written
+  std::map<LentKey, Lent> lent_;  // until the peer releases them
 };
 
 }  // namespace distlab::net

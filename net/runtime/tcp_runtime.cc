@@ -8,6 +8,7 @@
 
 #include "common/cpu_clock.h"
 #include "common/error.h"
+#include "net/runtime/peer_memory.h"
 #include "net/runtime/tcp_connection.h"
 #include "net/wire/frame.h"
 
@@ -27,7 +28,9 @@ TcpRuntime::TcpRuntime(TaskId self, ClusterAddresses cluster, TcpOptions options
       lost_since_(peers_.size()),
       lost_why_(peers_.size()),
       named_gone_(peers_.size(), false),
-      inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {}
+      inbox_(static_cast<int>(strategy::Tag::kLast) + 1) {
+  if (options_.same_host_reads) allow_peer_reads();
+}
 
 TcpRuntime::~TcpRuntime() {
   keep_running_.reset();
@@ -109,6 +112,19 @@ void TcpRuntime::connect() {
     throw Error(strategy::task_name(self()) + ": no connection within " +
                 std::to_string(options_.connect_deadline.count() / 1000) + " s with: " + missing);
   }
+  // The answers to this task's offers of its memory, so that its first
+  // large payload already goes in place where it can: until the deadline,
+  // after which payloads come over TCP until the answer does.
+  const auto answered = [this] {
+    return std::none_of(peers_.begin(), peers_.end(),
+                        [](const auto& peer) { return peer && peer->awaiting_answer(); });
+  };
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (answered() || !failure_.empty() || now >= deadline_) break;
+    wait_for_change(lock, now, deadline_);
+  }
+  if (!failure_.empty()) throw_failure();
 }
 
 void TcpRuntime::accept_next() {

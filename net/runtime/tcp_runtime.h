@@ -26,6 +26,7 @@
 // later: it dials everyone again, and its new connection replaces the old.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -79,6 +80,13 @@ struct TcpOptions {
   // (strategy::Runtime::start_background): the NN core's thread count is a
   // setting of each thread.
   std::function<void()> prepare_background_thread;
+  // Between tasks of one host (peers at loopback addresses), payloads of
+  // 64 KiB and more are read straight from the sender's memory, one copy,
+  // rather than sent through loopback TCP's two (peer_memory.h), wherever
+  // the kernel lets the two processes read each other's memory; elsewhere
+  // they keep coming over TCP. Off by default: a run on one host usually
+  // stands for a run across hosts, whose payloads can only come over TCP.
+  bool same_host_reads = false;
 };
 
 class TcpRuntime : public strategy::Runtime {
@@ -114,6 +122,9 @@ class TcpRuntime : public strategy::Runtime {
   // A posted receive's payload is read from the socket into its floats.
   bool reads_into_postings() const override { return true; }
   const ClusterAddresses& addresses() const { return addresses_; }
+  // Payloads this task has read from its peers' memory
+  // (TcpOptions::same_host_reads).
+  uint64_t payloads_read_in_place() const { return read_in_place_.load(std::memory_order_relaxed); }
 
  protected:
   void transmit(strategy::TaskId to, strategy::Message&& message) override;
@@ -203,6 +214,7 @@ class TcpRuntime : public strategy::Runtime {
   std::vector<bool> named_gone_;
   std::vector<std::deque<strategy::Message>> inbox_;  // by tag
 
+  std::atomic<uint64_t> read_in_place_{0};
   PostedReceives posted_;  // under its own lock, as are the loans
   // Shared with the connections' queues, which may outlive this runtime.
   std::shared_ptr<SendLoans> loans_ = std::make_shared<SendLoans>();

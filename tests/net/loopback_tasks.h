@@ -16,10 +16,12 @@
 
 namespace distlab::net::testing {
 
-// Runs `body` on `tasks` workers connected over loopback, one thread each.
-// Throws an Error that quotes every task's failure (one task's error also
-// fails its peers' goodbyes).
-inline void run_tasks(int tasks, const std::function<void(net::TcpRuntime&, int rank)>& body) {
+// Runs `body` on `tasks` workers connected over loopback, one thread each,
+// with the options `configure` sets for each rank (if given). Throws an
+// Error that quotes every task's failure (one task's error also fails its
+// peers' goodbyes).
+inline void run_tasks(int tasks, const std::function<void(net::TcpRuntime&, int rank)>& body,
+                      const std::function<void(net::TcpOptions&, int rank)>& configure = {}) {
   const strategy::ClusterSpec spec{.chiefs = 0, .workers = tasks, .ps = 0};
   const net::ClusterAddresses cluster =
       net::loopback_cluster(spec, net::free_loopback_ports(tasks));
@@ -31,6 +33,7 @@ inline void run_tasks(int tasks, const std::function<void(net::TcpRuntime&, int 
         net::TcpOptions options;
         options.connect_deadline = std::chrono::seconds(10);
         options.receive_timeout = std::chrono::seconds(20);
+        if (configure) configure(options, rank);
         net::TcpRuntime runtime(spec.task_at(rank), cluster, options);
         runtime.set_span_limit(0);
         runtime.connect();
