@@ -96,6 +96,7 @@ int run_process(const Options& o, const std::vector<Size>& sizes) {
   net::TcpOptions tcp;
   tcp.receive_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   tcp.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  tcp.same_host_reads = o.same_host_reads;
   net::TcpRuntime runtime(assignment.self, assignment.cluster, tcp);
   // Every message is a span of the task's timeline; a benchmark keeps none.
   runtime.set_span_limit(0);
@@ -187,6 +188,9 @@ int main(int argc, char** argv) {
   app.add_option("--segment-bytes", o.segment_bytes,
                  "bytes per ring or PS message (the scenarios' strategy.segment_bytes); 0: whole")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--same-host-reads", o.same_host_reads,
+               "read payloads of 64 KiB and more from the sending process's memory (one copy) "
+               "rather than over loopback TCP");
   app.add_flag("--breakdown", o.breakdown,
                "every rank says on stderr where its time in the timed all-reduces went");
   if (auto status = parse_command_line(app, argc, argv)) return *status;

@@ -30,6 +30,7 @@ struct Options {
   int warmup = 2;
   double timeout_s = 600;
   bool breakdown = false;
+  bool same_host_reads = false;
   int64_t segment_bytes = strategy::StrategyConfig{}.segment_bytes;
 };
 
