@@ -27,6 +27,10 @@
 #   --procs "P ..."   process counts (default "2 4")
 #   --iter-scale X    scale both sides' iteration counts (default 1)
 #   --no-ps           skip the parameter-server runs
+#   --same-host-reads also run distlab's ring with --same-host-reads (payloads
+#                     read in the sending process's memory, one copy, rather
+#                     than over loopback TCP), in the rotation, and report it
+#                     beside the other two
 #   --segment-bytes N pass --segment-bytes N to distlab's ring and PS (bytes
 #                     per message; default: the scenarios' 1 MiB)
 #   --build-dir DIR   binaries from DIR, built there with cmake --build
@@ -47,6 +51,7 @@ procs=(2 4)
 iter_scale=1
 ps=1
 segment_args=()
+same_host=0
 build=1
 build_dir=""
 
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
     --procs) read -r -a procs <<<"${2:?--procs needs a value}"; shift 2 ;;
     --iter-scale) iter_scale=${2:?--iter-scale needs a value}; shift 2 ;;
     --no-ps) ps=0; shift ;;
+    --same-host-reads) same_host=1; shift ;;
     --segment-bytes) segment_args=(--segment-bytes "${2:?--segment-bytes needs a value}"); shift 2 ;;
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
@@ -90,6 +96,11 @@ run_ours() {  # P ROUND
   "$bin" --procs "$1" --iter-scale "$iter_scale" "${segment_args[@]}" >"$work/ours-$1-$2.jsonl"
   sed 's/^/  distlab /' "$work/ours-$1-$2.jsonl" >&2
 }
+run_same_host() {  # P ROUND
+  "$bin" --procs "$1" --iter-scale "$iter_scale" "${segment_args[@]}" --same-host-reads \
+    >"$work/same-host-$1-$2.jsonl"
+  sed 's/^/  same-host /' "$work/same-host-$1-$2.jsonl" >&2
+}
 run_gloo() {  # P ROUND
   "$py" "$peer" --procs "$1" --iter-scale "$iter_scale" 2>/dev/null >"$work/gloo-$1-$2.txt"
   grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo    /' >&2
@@ -103,13 +114,13 @@ for ((r = 1; r <= rounds; r++)); do
   i=0
   for p in "${procs[@]}"; do
     echo "round $r/$rounds, P=$p" >&2
-    if (((r + i) % 2 == 1)); then
-      run_ours "$p" "$r"
-      run_gloo "$p" "$r"
-    else
-      run_gloo "$p" "$r"
-      run_ours "$p" "$r"
-    fi
+    # Each program goes first in turn, from round to round and P to P.
+    programs=(run_ours run_gloo)
+    [ "$same_host" = 1 ] && programs+=(run_same_host)
+    first=$(((r + i + 1) % ${#programs[@]}))
+    for ((k = 0; k < ${#programs[@]}; k++)); do
+      "${programs[(first + k) % ${#programs[@]}]}" "$p" "$r"
+    done
     [ "$ps" = 1 ] && run_ps "$p" "$r"
     i=$((i + 1))
   done
@@ -122,7 +133,7 @@ from machine_info import cpu_model
 work, rounds, segment, procs = sys.argv[1], int(sys.argv[2]), sys.argv[3], [int(p) for p in sys.argv[4:]]
 med = statistics.median
 
-ours, gloo, ps = {}, {}, {}  # (p, size) -> list of per-round rows
+ours, gloo, ps, same_host = {}, {}, {}, {}  # (p, size) -> list of per-round rows
 order = []
 for p in procs:
     for r in range(1, rounds + 1):
@@ -134,6 +145,11 @@ for p in procs:
         result = [l for l in open(os.path.join(work, f"gloo-{p}-{r}.txt")) if l.startswith("RESULT ")]
         for row in json.loads(result[-1][len("RESULT "):])["rows"]:
             gloo.setdefault((p, row["size"]), []).append(row)
+        path = os.path.join(work, f"same-host-{p}-{r}.jsonl")
+        if os.path.exists(path):
+            for line in open(path):
+                row = json.loads(line)
+                same_host.setdefault((p, row["size"]), []).append(row)
         path = os.path.join(work, f"ps-{p}-{r}.jsonl")
         if os.path.exists(path):
             for line in open(path):
@@ -180,6 +196,24 @@ for key in order:
                  "memcpy_GBps": memcpy,
                  "distlab_rounds_s": [row["median_s"] for row in ours[key]],
                  "gloo_rounds_s": [row["median_s"] for row in gloo.get(key, [])]})
+
+if same_host:
+    print()
+    print(f"All-reduce with --same-host-reads (payloads of 64 KiB and more read in the sender's memory), "
+          f"median over {rounds} round(s):")
+    print()
+    print("| P | size | distlab same-host median ms | Gloo median ms | ratio (Gloo / same-host) | "
+          "same-host busbw GB/s | same-host / distlab over TCP |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        key = (row["p"], row["size"])
+        if key not in same_host: continue
+        s = med([r["median_s"] for r in same_host[key]])
+        print(f"| {row['p']} | {row['size']} | {s * 1e3:.3f} | {row['gloo_median_s'] * 1e3:.3f} | "
+              f"**{row['gloo_median_s'] / s:.2f}x** | {busbw(row['p'], row['bytes'], s):.3f} | "
+              f"{row['distlab_median_s'] / s:.2f}x |")
+        row.update({"same_host_median_s": s, "same_host_ratio": row["gloo_median_s"] / s,
+                    "same_host_rounds_s": [r["median_s"] for r in same_host[key]]})
 
 ps_rows = []
 if ps:
