@@ -68,6 +68,7 @@ strategy::TaskLog task_from(const json& t) {
   log.bytes_received = t.at("bytes_received");
   log.messages_sent = t.at("messages_sent");
   log.messages_received = t.at("messages_received");
+  log.payloads_read_in_place = t.value("payloads_read_in_place", uint64_t{0});
   log.finished_at = number(t.at("finished_at"));
   log.phases = phases_from(t.at("phase_seconds"));
   log.phase_cpu = phases_from(t.at("phase_cpu_seconds"));

@@ -53,6 +53,7 @@ json task_summary(const TaskLog& t, const int64_t* updates, int64_t gradients_dr
       {"bytes_received", t.bytes_received},
       {"messages_sent", t.messages_sent},
       {"messages_received", t.messages_received},
+      {"payloads_read_in_place", t.payloads_read_in_place},
       {"finished_at", number(t.finished_at)},
   };
   task["phase_seconds"] = phase_json(t.phases);

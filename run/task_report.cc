@@ -63,7 +63,7 @@ std::string task_report_json(const TaskReport& report) {
                {log.compute_seconds, log.communication_seconds, log.waiting_seconds,
                 log.checkpoint_seconds, log.bytes_sent, log.bytes_received, log.messages_sent,
                 log.messages_received, log.finished_at, log.input_seconds, log.slowdown_seconds,
-                log.hidden_communication_seconds}},
+                log.hidden_communication_seconds, log.payloads_read_in_place}},
               {"phases", log.phases},
               {"phase_cpu", log.phase_cpu},
               {"checkpoints", {log.checkpoints, log.checkpoint_bytes}},
@@ -126,6 +126,7 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     log.input_seconds = t[9];
     log.slowdown_seconds = t[10];
     log.hidden_communication_seconds = t[11];
+    log.payloads_read_in_place = t.at(12);
     log.phases = j.at("phases").get<strategy::PhaseSeconds>();
     log.phase_cpu = j.at("phase_cpu").get<strategy::PhaseSeconds>();
     const json& files = j.at("checkpoints");

@@ -347,6 +347,7 @@ void append_log(TaskLog& into, TaskLog&& later) {
   into.bytes_received += later.bytes_received;
   into.messages_sent += later.messages_sent;
   into.messages_received += later.messages_received;
+  into.payloads_read_in_place += later.payloads_read_in_place;
   into.finished_at = std::max(into.finished_at, later.finished_at);
 }
 

@@ -104,6 +104,10 @@ struct TaskLog {
   uint64_t bytes_received = 0;
   uint64_t messages_sent = 0;
   uint64_t messages_received = 0;
+  // Of those, the payloads this task copied straight from the sender's
+  // memory rather than reading them from a socket (./realnet
+  // --same-host-reads); 0 in a simulation.
+  uint64_t payloads_read_in_place = 0;
   double finished_at = 0;
 };
 

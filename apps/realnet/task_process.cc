@@ -298,6 +298,7 @@ run::TaskReport TaskProcess::train(net::TcpRuntime& runtime) {
   report.outcome = strategy::run_task(runtime, setup_);
   report.spans_dropped = runtime.spans_dropped();
   report.log = runtime.take_log();
+  report.log.payloads_read_in_place = runtime.payloads_read_in_place();
   report.log.host = assignment_.cluster.of(assignment_.self).to_string();
   report.log.isa = nn::kernels::kernels().level;
   add_earlier_lives(report.log, life_);

@@ -117,6 +117,7 @@ TEST_CASE("a run directory read back holds what was written, the timeline's span
     CHECK(got.compute_seconds == want.compute_seconds);
     CHECK(got.bytes_sent == want.bytes_sent);
     CHECK(got.checkpoint_bytes == want.checkpoint_bytes);
+    CHECK(got.payloads_read_in_place == want.payloads_read_in_place);
     CHECK(got.phases == want.phases);
     CHECK(got.spans.empty());
     REQUIRE(got.steps.size() == want.steps.size());
@@ -165,6 +166,7 @@ TEST_CASE("joined segments run on one clock: the later one's records after the e
   CHECK(chief.steps[4].step == 4);
   CHECK(chief.steps[4].start == earlier.run_seconds + later.tasks[0].steps[0].start);
   CHECK(chief.compute_seconds == earlier.tasks[0].compute_seconds + later.tasks[0].compute_seconds);
+  CHECK(chief.payloads_read_in_place == 10);
   REQUIRE(chief.curve.size() == 4);
   CHECK(chief.curve[2].seconds == earlier.run_seconds + later.tasks[0].curve[0].seconds);
   CHECK(whole.task_updates[2] == 12);

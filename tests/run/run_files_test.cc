@@ -137,7 +137,8 @@ TEST_CASE("summary.json holds every field and the totals over tasks") {
     for (const char* key :
          {"task", "role", "index", "host", "steps", "compute_seconds", "communication_seconds",
           "waiting_seconds", "checkpoint_seconds", "communication_fraction", "bytes_sent",
-          "bytes_received", "messages_sent", "messages_received", "finished_at"}) {
+          "bytes_received", "messages_sent", "messages_received", "payloads_read_in_place",
+          "finished_at"}) {
       INFO(t["task"].get<std::string>() << ": " << key);
       CHECK(t.contains(key));
     }

@@ -56,6 +56,7 @@ TaskLog task(Role role, int index, int scale, const std::string& host, int steps
   t.bytes_received = 500000;
   t.messages_sent = 10;
   t.messages_received = 12;
+  t.payloads_read_in_place = 5;
   t.finished_at = 2.5;
   return t;
 }

@@ -37,6 +37,7 @@ TaskReport report(Role role, int index, double finished) {
       {.seconds = 1.25, .step = 1, .train_loss = 0.75, .test_loss = 0.5, .test_accuracy = 0.875});
   r.log.bytes_sent = 4096;
   r.log.messages_sent = 3;
+  r.log.payloads_read_in_place = 2;
   r.log.input_seconds = 0.25;
   r.log.phases[strategy::index_of(strategy::Phase::kEvaluation)] = 2.5;
   r.log.phase_cpu[strategy::index_of(strategy::Phase::kEvaluation)] = 4.75;
@@ -72,6 +73,7 @@ TEST_CASE("a task report reads back as it was written, NaN included") {
   CHECK(back.log.spans[0].label == "ps:0");
   CHECK(back.log.curve[0].test_accuracy == 0.875);
   CHECK(back.log.messages_sent == 3);
+  CHECK(back.log.payloads_read_in_place == 2);
   CHECK(back.log.finished_at == 9.5);
   const TaskReport worker = report(Role::kWorker, 0, 1.0);
   CHECK(parse_task_report(task_report_json(worker), "worker-0.json").log.examples == 128);
