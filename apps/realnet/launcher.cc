@@ -210,6 +210,7 @@ std::vector<std::string> Launcher::arguments(int t, bool rejoin) const {
   // a lost peer as long as for any message.
   args.push_back("--rejoin-wait");
   args.push_back(std::to_string(o_.receive_timeout_seconds));
+  if (o_.same_host_reads) args.push_back("--same-host-reads");
   for (std::string& arg : run::override_arguments(o_.overrides)) args.push_back(std::move(arg));
   if (resume_ && !rejoin) {
     args.push_back("--resume");

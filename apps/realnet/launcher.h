@@ -30,7 +30,8 @@ struct LaunchOptions {
   double connect_timeout_seconds = 60;
   double receive_timeout_seconds = 600;
   bool quiet = false;
-  run::Provenance provenance;  // for summary.json: the command and distlab's version
+  bool same_host_reads = false;  // passed on to every task (--same-host-reads)
+  run::Provenance provenance;    // for summary.json: the command and distlab's version
   // Fault injection (tests): this task ("worker:1") dies in its first life
   // once its goodbyes are done, before it writes its report.
   std::string crash_after_goodbye;

@@ -122,6 +122,7 @@ int realnet_command(Options& o) {
                                   .connect_timeout_seconds = o.task.connect_timeout_seconds,
                                   .receive_timeout_seconds = o.task.receive_timeout_seconds,
                                   .quiet = o.task.quiet,
+                                  .same_host_reads = o.task.same_host_reads,
                                   .provenance = o.provenance,
                                   .crash_after_goodbye = o.crash_task_after_goodbye,
                                   .crash_before_connect = o.crash_task_before_connect,
@@ -222,6 +223,12 @@ void add_options(CLI::App& app, Options& o) {
                  "report and exits with status 1")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--same-host-reads", o.task.same_host_reads,
+               "between tasks on one machine, read payloads of 64 KiB and more straight from "
+               "the sending process's memory (one copy, as MPI and NCCL do on one host) rather "
+               "than over loopback TCP, where the kernel allows it (the same user, no ptrace "
+               "restriction); off by default, as a run on one machine usually stands for one "
+               "across machines");
   add_launcher_options(app, o.task);
   app.add_option("--crash-task-after-goodbye", o.crash_task_after_goodbye,
                  "--launch's fault injection: ROLE:INDEX dies once its goodbyes are done, its "

@@ -223,6 +223,7 @@ net::TcpOptions TaskProcess::tcp_options() const {
   tcp.receive_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(o_.receive_timeout_seconds * 1000));
   tcp.rejoin_wait = std::chrono::milliseconds(static_cast<int64_t>(o_.rejoin_wait_seconds * 1000));
+  tcp.same_host_reads = o_.same_host_reads;
   if (o_.epoch_ns) {
     tcp.epoch = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*o_.epoch_ns));
   }

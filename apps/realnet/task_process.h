@@ -40,6 +40,9 @@ struct TaskProcessOptions {
   // others no longer wait for its goodbye.
   double rejoin_wait_seconds = 15;
   int threads = 2;
+  // Payloads between tasks of one host read from the sender's memory
+  // (net::TcpOptions::same_host_reads).
+  bool same_host_reads = false;
   bool progress_lines = false;  // "@progress DONE TOTAL" lines on stdout (for the launcher)
   // Restarts (the launcher's): every task's incarnation (runtime.h), this
   // one's included, whether it rejoins a run that went on without it, and

@@ -12,14 +12,16 @@ trap 'rm -rf "$work"' EXIT
 py=/usr/bin/python3
 failures=0
 
+real_flags=()  # ./realnet's own flags, beyond the overrides both take
+in_place=0     # 1: every real task reads payloads in its senders' memory
 compare() {  # name, DISTLAB_ISA ("" for the best level), then the overrides
   local name=$1 isa=$2
   shift 2
   DISTLAB_ISA=$isa "$simulate" "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet \
     --out "$work/$name-sim"
   DISTLAB_ISA=$isa "$realnet" --launch "$src/scenarios/mnist_cnn_sync.yaml" "$@" --quiet \
-    --out "$work/$name-real"
-  if "$py" - "$work/$name-sim" "$work/$name-real" "$isa" <<'PY'
+    ${real_flags[@]+"${real_flags[@]}"} --out "$work/$name-real"
+  if "$py" - "$work/$name-sim" "$work/$name-real" "$isa" "$in_place" <<'PY'
 import csv, json, sys
 sim, real = (json.load(open(d + "/summary.json")) for d in sys.argv[1:3])
 problems = []
@@ -40,6 +42,9 @@ if dropped[0] != dropped[1]:
     problems.append(f"gradients dropped per task: simulate {dropped[0]}, realnet {dropped[1]}")
 if not a or a != b:
     problems.append(f"bytes per task per step differ ({len(a)} rows against {len(b)})")
+in_place = [[t["payloads_read_in_place"] for t in run["tasks"]] for run in (sim, real)]
+if any(in_place[0]) or (any(in_place[1]) if sys.argv[4] == "0" else not all(in_place[1])):
+    problems.append(f"payloads read in place per task: simulate {in_place[0]}, realnet {in_place[1]}")
 if problems:
     print("\n".join(problems))
     sys.exit(1)
@@ -98,4 +103,13 @@ compare "chief+1-plateau" "" "${small[@]}" --set model="$plateau" --set training
 compare "ps-sync-plateau" "" "${small[@]}" --set model="$plateau" --set training.epochs=3 \
   --set cluster.workers=2 --set cluster.ps=1 --set strategy.name=parameter_server \
   --set strategy.mode=sync
+# Payloads read in the sending process's memory rather than over loopback
+# TCP: the ring's segments and the servers' shards arrive as they left.
+real_flags=(--same-host-reads)
+in_place=1
+compare "chief+2-same-host" "" "${small[@]}" --set cluster.workers=2
+compare "ps-sync-same-host" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
+  --set strategy.name=parameter_server --set strategy.mode=sync
+real_flags=()
+in_place=0
 exit $failures
