@@ -92,22 +92,20 @@ bin=$dir/bench/realnet_allreduce
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-run_ours() {  # P ROUND
-  "$bin" --procs "$1" --iter-scale "$iter_scale" "${segment_args[@]}" >"$work/ours-$1-$2.jsonl"
-  sed 's/^/  distlab /' "$work/ours-$1-$2.jsonl" >&2
+# distlab's benchmark; its rows go to NAME-P-ROUND.jsonl and, labelled, to stderr.
+run_distlab() {  # NAME P ROUND [FLAGS ...]
+  local name=$1 p=$2 round=$3
+  shift 3
+  "$bin" --procs "$p" --iter-scale "$iter_scale" "${segment_args[@]}" "$@" \
+    >"$work/$name-$p-$round.jsonl"
+  sed "s/^/  $(printf '%-9s' "$name") /" "$work/$name-$p-$round.jsonl" >&2
 }
-run_same_host() {  # P ROUND
-  "$bin" --procs "$1" --iter-scale "$iter_scale" "${segment_args[@]}" --same-host-reads \
-    >"$work/same-host-$1-$2.jsonl"
-  sed 's/^/  same-host /' "$work/same-host-$1-$2.jsonl" >&2
-}
+run_ours() { run_distlab ours "$@"; }  # P ROUND
+run_same_host() { run_distlab same-host "$@" --same-host-reads; }
+run_ps() { run_distlab ps "$@" --ps; }
 run_gloo() {  # P ROUND
   "$py" "$peer" --procs "$1" --iter-scale "$iter_scale" 2>/dev/null >"$work/gloo-$1-$2.txt"
-  grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo    /' >&2
-}
-run_ps() {  # P ROUND
-  "$bin" --procs "$1" --ps --iter-scale "$iter_scale" "${segment_args[@]}" >"$work/ps-$1-$2.jsonl"
-  sed 's/^/  ps      /' "$work/ps-$1-$2.jsonl" >&2
+  grep -v '^RESULT' "$work/gloo-$1-$2.txt" | sed 's/^/  gloo      /' >&2
 }
 
 for ((r = 1; r <= rounds; r++)); do
