@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <string>
@@ -15,6 +16,18 @@
 #include "net/runtime/tcp_runtime.h"
 
 namespace distlab::net::testing {
+
+// The rank-th of run_tasks's workers.
+inline strategy::TaskId worker(int rank) {
+  return {strategy::Role::kWorker, rank};
+}
+
+// n floats first, first + 1, ...: a payload whose every value is known.
+inline std::vector<float> counting(int64_t n, float first) {
+  std::vector<float> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = first + static_cast<float>(i);
+  return values;
+}
 
 // Runs `body` on `tasks` workers connected over loopback, one thread each,
 // with the options `configure` sets for each rank (if given). Throws an

@@ -22,16 +22,8 @@ namespace {
 using namespace distlab;
 using namespace distlab::strategy;
 using net::TcpRuntime;
-
-TaskId worker(int i) {
-  return {Role::kWorker, i};
-}
-
-std::vector<float> counting(int64_t n, float first) {
-  std::vector<float> values(n);
-  for (int64_t i = 0; i < n; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
+using net::testing::counting;
+using net::testing::worker;
 
 void read_in_place(net::TcpOptions& options, int) {
   options.same_host_reads = true;

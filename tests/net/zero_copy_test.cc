@@ -22,16 +22,8 @@ namespace {
 using namespace distlab;
 using namespace distlab::strategy;
 using net::TcpRuntime;
-
-TaskId worker(int i) {
-  return {Role::kWorker, i};
-}
-
-std::vector<float> counting(int64_t n, float first) {
-  std::vector<float> values(n);
-  for (int64_t i = 0; i < n; ++i) values[i] = first + static_cast<float>(i);
-  return values;
-}
+using net::testing::counting;
+using net::testing::worker;
 
 Message floats(Tag tag, const std::vector<float>& values) {
   return make_message(tag, 0, static_cast<int64_t>(values.size()), values.data());
