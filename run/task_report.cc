@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
 
 #include "common/error.h"
 
@@ -31,6 +33,27 @@ strategy::Role role_from(const std::string& name) {
   if (name == "ps") return strategy::Role::kPs;
   if (name == "worker") return strategy::Role::kWorker;
   throw Error("unknown role '" + name + "'");
+}
+
+// A report comes from another process, or over the network from a peer:
+// every element is looked up with at() and read as its type (both throw
+// json::exception), and a count must be written as an integer, since a
+// float beyond the integer's range has no defined conversion.
+template <class Int>
+Int integer(const json& value) {
+  const bool fits = std::is_signed_v<Int> ? value.is_number_integer() : value.is_number_unsigned();
+  if (!fits) {
+    throw Error(std::string(std::is_signed_v<Int> ? "an integer" : "a count") + " expected, not " +
+                value.dump());
+  }
+  return value.get<Int>();
+}
+
+SpanKind span_kind(const json& value) {
+  const int kind = integer<int>(value);
+  if (kind < 0 || kind > static_cast<int>(SpanKind::kBackground))
+    throw Error("unknown span kind " + std::to_string(kind));
+  return static_cast<SpanKind>(kind);
 }
 
 }  // namespace
@@ -83,63 +106,62 @@ TaskReport parse_task_report(const std::string& text, const std::string& source)
     const json j = json::parse(text);
     TaskReport r;
     strategy::TaskLog& log = r.log;
-    log.task = {role_from(j.at("role").get<std::string>()), j.at("index").get<int>()};
+    log.task = {role_from(j.at("role").get<std::string>()), integer<int>(j.at("index"))};
     log.host = j.at("host").get<std::string>();
     log.isa = j.at("isa").get<std::string>();
     for (const json& s : j.at("steps")) {
-      log.steps.push_back({.step = s[0],
-                           .start = s[1],
-                           .end = s[2],
-                           .compute_seconds = s[3],
-                           .communication_seconds = s[4],
-                           .waiting_seconds = s[5],
-                           .checkpoint_seconds = s[6],
-                           .input_seconds = s[11],
-                           .bytes_sent = s[7],
-                           .bytes_received = s[8],
-                           .staleness = s[9],
-                           .loss = number(s[10]),
-                           .phases = s[12].get<strategy::PhaseSeconds>(),
-                           .phase_cpu = s[13].get<strategy::PhaseSeconds>()});
+      log.steps.push_back({.step = integer<int64_t>(s.at(0)),
+                           .start = s.at(1).get<double>(),
+                           .end = s.at(2).get<double>(),
+                           .compute_seconds = s.at(3).get<double>(),
+                           .communication_seconds = s.at(4).get<double>(),
+                           .waiting_seconds = s.at(5).get<double>(),
+                           .checkpoint_seconds = s.at(6).get<double>(),
+                           .input_seconds = s.at(11).get<double>(),
+                           .bytes_sent = integer<uint64_t>(s.at(7)),
+                           .bytes_received = integer<uint64_t>(s.at(8)),
+                           .staleness = integer<int64_t>(s.at(9)),
+                           .loss = number(s.at(10)),
+                           .phases = s.at(12).get<strategy::PhaseSeconds>(),
+                           .phase_cpu = s.at(13).get<strategy::PhaseSeconds>()});
     }
-    for (const json& s : j.at("spans")) {
-      log.spans.push_back(
-          {static_cast<SpanKind>(s[0].get<int>()), s[1], s[2], s[3].get<std::string>()});
-    }
+    for (const json& s : j.at("spans"))
+      log.spans.push_back({span_kind(s.at(0)), s.at(1).get<double>(), s.at(2).get<double>(),
+                           s.at(3).get<std::string>()});
     for (const json& c : j.at("curve")) {
-      log.curve.push_back({.seconds = c[0],
-                           .step = c[1],
-                           .train_loss = number(c[2]),
-                           .test_loss = number(c[3]),
-                           .test_accuracy = number(c[4])});
+      log.curve.push_back({.seconds = c.at(0).get<double>(),
+                           .step = integer<int64_t>(c.at(1)),
+                           .train_loss = number(c.at(2)),
+                           .test_loss = number(c.at(3)),
+                           .test_accuracy = number(c.at(4))});
     }
     const json& t = j.at("totals");
-    log.compute_seconds = t[0];
-    log.communication_seconds = t[1];
-    log.waiting_seconds = t[2];
-    log.checkpoint_seconds = t[3];
-    log.bytes_sent = t[4];
-    log.bytes_received = t[5];
-    log.messages_sent = t[6];
-    log.messages_received = t[7];
-    log.finished_at = t[8];
-    log.input_seconds = t[9];
-    log.slowdown_seconds = t[10];
-    log.hidden_communication_seconds = t[11];
-    log.payloads_read_in_place = t.at(12);
+    log.compute_seconds = t.at(0).get<double>();
+    log.communication_seconds = t.at(1).get<double>();
+    log.waiting_seconds = t.at(2).get<double>();
+    log.checkpoint_seconds = t.at(3).get<double>();
+    log.bytes_sent = integer<uint64_t>(t.at(4));
+    log.bytes_received = integer<uint64_t>(t.at(5));
+    log.messages_sent = integer<uint64_t>(t.at(6));
+    log.messages_received = integer<uint64_t>(t.at(7));
+    log.finished_at = t.at(8).get<double>();
+    log.input_seconds = t.at(9).get<double>();
+    log.slowdown_seconds = t.at(10).get<double>();
+    log.hidden_communication_seconds = t.at(11).get<double>();
+    log.payloads_read_in_place = integer<uint64_t>(t.at(12));
     log.phases = j.at("phases").get<strategy::PhaseSeconds>();
     log.phase_cpu = j.at("phase_cpu").get<strategy::PhaseSeconds>();
     const json& files = j.at("checkpoints");
-    log.checkpoints = files.at(0);
-    log.checkpoint_bytes = files.at(1);
-    log.examples = j.at("examples");
-    r.spans_dropped = j.at("spans_dropped");
+    log.checkpoints = integer<uint64_t>(files.at(0));
+    log.checkpoint_bytes = integer<uint64_t>(files.at(1));
+    log.examples = integer<int64_t>(j.at("examples"));
+    r.spans_dropped = integer<uint64_t>(j.at("spans_dropped"));
     const json& o = j.at("outcome");
-    r.outcome.updates = o.at("updates");
-    r.outcome.dropped = o.at("dropped");
+    r.outcome.updates = integer<int64_t>(o.at("updates"));
+    r.outcome.dropped = integer<int64_t>(o.at("dropped"));
     r.outcome.final_loss = number(o.at("final_loss"));
     r.outcome.final_accuracy = number(o.at("final_accuracy"));
-    r.outcome.weights_sha256 = o.at("weights_sha256");
+    r.outcome.weights_sha256 = o.at("weights_sha256").get<std::string>();
     return r;
   } catch (const json::exception& e) {
     throw Error(source + ": not a task report: " + e.what());

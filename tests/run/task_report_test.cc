@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "run/run_assembly.h"
@@ -86,6 +88,30 @@ TEST_CASE("a file that is not a task report is an error naming it") {
   CHECK_THROWS_WITH(parse_task_report("{\"role\": \"chief\"}", "tasks/chief-0.json"),
                     Catch::Contains("tasks/chief-0.json: not a task report"));
   CHECK_THROWS_WITH(parse_task_report("not json", "x.json"), Catch::Contains("x.json"));
+}
+
+// A report may come over the network from a peer: a short row, a count
+// written as a float or a negative number, and a span kind that does not
+// exist are each refused, not read past or cast.
+TEST_CASE("a damaged task report is an error, whatever part is damaged") {
+  const nlohmann::json good = nlohmann::json::parse(task_report_json(report(Role::kWorker, 0, 1)));
+  REQUIRE_NOTHROW(parse_task_report(good.dump(), "good"));
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& damage) {
+    nlohmann::json bad = good;
+    damage(bad);
+    CHECK_THROWS_WITH(parse_task_report(bad.dump(), "worker-0"),
+                      Catch::Contains("worker-0: not a task report"));
+  };
+  refused([](auto& j) { j["totals"].erase(j["totals"].size() - 1); });
+  refused([](auto& j) { j["steps"][0].erase(13); });
+  refused([](auto& j) { j["curve"][0] = nlohmann::json::array({1.25}); });
+  refused([](auto& j) { j["totals"][4] = 1e300; });
+  refused([](auto& j) { j["totals"][6] = -3; });
+  refused([](auto& j) { j["steps"][0][0] = 0.5; });
+  refused([](auto& j) { j["spans"][0][0] = 99; });
+  refused([](auto& j) { j["spans"][0][0] = -1; });
+  refused([](auto& j) { j["index"] = "0"; });
+  refused([](auto& j) { j["outcome"]["weights_sha256"] = 7; });
 }
 
 namespace {
