@@ -9,6 +9,7 @@ bench/RESULTS.md. Build first (./test or tools/build); install the peer's
 packages once with ../shared/peers/setup.
 
 Usage: bench/compare_torch.py [--rounds 5] [--threads 2 [4 8 16]] [--peers DIR] [--malloc-tune]
+                              [--python PATH] [--build-dir DIR]
 
 With several thread counts, each round runs both programs at each count,
 and the table has a row per count with both sides' examples/s per thread
@@ -19,6 +20,11 @@ ISA level and the peer's PyTorch version.
 --malloc-tune passes the peer's own option of that name (glibc keeps large
 blocks on the heap: +25-35% for PyTorch by the peer's notes), so that the
 ratio can be quoted against the peer at its best.
+
+--python is the peer's interpreter (default Debian's /usr/bin/python3; on a
+machine whose PyTorch is another interpreter's, that one), and --build-dir
+the folder whose bench/train_throughput runs (default build/; a build
+copied to a machine without build tools, bench/device_pack.sh).
 """
 import argparse
 import json
@@ -51,7 +57,7 @@ MACHINE = {}  # what the runs report about where they ran
 
 
 def torch_round(args, threads):
-    r = run(["/usr/bin/python3", os.path.join(args.peers, "torch_train.py"), "--model", "both",
+    r = run([args.python, os.path.join(args.peers, "torch_train.py"), "--model", "both",
              "--epochs", "1", "--threads", str(threads)]
             + (["--malloc-tune"] if args.malloc_tune else []))
     MACHINE["torch"] = r.get("torch", "?")
@@ -59,7 +65,7 @@ def torch_round(args, threads):
 
 
 def distlab_round(args, threads):
-    r = run([os.path.join(ROOT, "build/bench/train_throughput"), MODELS["cnn"], MODELS["mlp"],
+    r = run([os.path.join(ROOT, args.build_dir, "bench/train_throughput"), MODELS["cnn"], MODELS["mlp"],
              "--threads", str(threads), "--steps", "200", "--warmup", "20"])
     MACHINE["isa"] = r.get("isa", "?")
     by_name = {m["model"]: m["steady_ex_per_s"] for m in r["models"]}
@@ -72,6 +78,8 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[2])
     ap.add_argument("--peers", default=os.path.join(ROOT, "..", "shared", "peers"))
     ap.add_argument("--malloc-tune", action="store_true", help="the peer's --malloc-tune")
+    ap.add_argument("--python", default="/usr/bin/python3", help="the peer's interpreter")
+    ap.add_argument("--build-dir", default="build", help="where bench/train_throughput is")
     args = ap.parse_args()
     counts = sorted(set(args.threads))
     ours = {t: {"cnn": [], "mlp": []} for t in counts}

@@ -39,6 +39,9 @@
 #                     without build tools)
 #   --peers DIR       the peer scripts' folder (default ../shared/peers), for
 #                     a machine where they were copied elsewhere
+#   --python PATH     the peer's interpreter (default /usr/bin/python3, where
+#                     ../shared/peers/setup installs PyTorch), for a machine
+#                     whose PyTorch is another interpreter's
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     --peers) peer=${2:?--peers needs a folder}/torch_allreduce.py; shift 2 ;;
+    --python) py=${2:?--python needs a path}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (--help lists them)" ;;
   esac
