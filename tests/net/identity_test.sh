@@ -110,6 +110,4 @@ in_place=1
 compare "chief+2-same-host" "" "${small[@]}" --set cluster.workers=2
 compare "ps-sync-same-host" "" "${small[@]}" --set cluster.workers=2 --set cluster.ps=2 \
   --set strategy.name=parameter_server --set strategy.mode=sync
-real_flags=()
-in_place=0
 exit $failures
